@@ -1,0 +1,110 @@
+/* Atomic whole-file replacement: temp file + fsync + rename. See atomic_file.h.
+ * The temporary name carries the pid and a nanosecond clock reading so that
+ * concurrent writers (several processes or threads of one recording) do not share
+ * a temp file; O_EXCL catches the rest. */
+#include "atomic_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Appends the decimal form of v to buf at *pos, bounded by cap. */
+static void append_u64(char *buf, size_t *pos, size_t cap, uint64_t v)
+{
+	char digits[24];
+	size_t n = 0;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n && *pos + 1 < cap)
+		buf[(*pos)++] = digits[--n];
+	buf[*pos] = '\0';
+}
+
+static int temp_name(const char *path, char *out, size_t cap)
+{
+	struct timespec now;
+	size_t len = strlen(path), pos;
+
+	if (len + 48 > cap)
+		return -ENAMETOOLONG;
+	memcpy(out, path, len);
+	pos = len;
+	memcpy(out + pos, ".tmp.", 5);
+	pos += 5;
+	out[pos] = '\0';
+	append_u64(out, &pos, cap, (uint64_t)getpid());
+	out[pos++] = '.';
+	out[pos] = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	append_u64(out, &pos, cap, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
+	return 0;
+}
+
+int atomic_file_write(const char *path, const void *data, size_t len)
+{
+	char tmp[4096];
+	const char *p = data;
+	int fd, r;
+
+	r = temp_name(path, tmp, sizeof(tmp));
+	if (r < 0)
+		return r;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			goto err_unlink;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) < 0) {
+		r = -errno;
+		goto err_unlink;
+	}
+	if (close(fd) < 0) {
+		r = -errno;
+		fd = -1;
+		goto err_unlink;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		goto err_unlink;
+	}
+	return 0;
+
+err_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return r;
+}
+
+int atomic_file_check_writable(const char *path)
+{
+	char tmp[4096];
+	int fd, r;
+
+	r = temp_name(path, tmp, sizeof(tmp));
+	if (r < 0)
+		return r;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	unlink(tmp);
+	return 0;
+}

@@ -1,0 +1,137 @@
+/* Recording -> plan image. See plan_builder.h. */
+#include "plan_builder.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Plans entries[0..n) in place. Offsets are rounded to the replay granule so that
+ * replay can track occupancy per granule: every block is planned with at least
+ * granule alignment and a granule-multiple size. */
+static int plan_entries(struct plan_entry *entries, uint64_t n, const struct planner_options *opt,
+			struct plan_image_record *rec)
+{
+	struct planner_options defaults = {0};
+	struct planner_result result;
+	struct block *blocks;
+	int r;
+
+	blocks = calloc(n ? n : 1, sizeof(*blocks));
+	if (!blocks)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		const struct plan_entry *e = &entries[i];
+		uint64_t granules = (e->size_bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES;
+		blocks[i].size_bytes = granules * PLAN_GRANULE_BYTES;
+		blocks[i].t_start = e->t_start;
+		blocks[i].t_end = e->t_end;
+		blocks[i].align_bytes =
+			e->align_bytes > PLAN_GRANULE_BYTES ? e->align_bytes : PLAN_GRANULE_BYTES;
+	}
+	r = planner_solve(blocks, (size_t)n, opt ? opt : &defaults, &result);
+	if (r < 0)
+		goto out;
+	for (uint64_t i = 0; i < n; i++)
+		entries[i].offset_bytes = blocks[i].offset_bytes;
+	rec->arena_bytes = result.arena_bytes;
+	rec->lower_bound_bytes = result.lower_bound_bytes;
+out:
+	free(blocks);
+	return r;
+}
+
+static int check_alloc(const struct recorded_alloc *a, uint32_t site_count)
+{
+	if (a->site >= site_count || a->t_end <= a->t_start || !a->size_bytes)
+		return -EINVAL;
+	if (!a->align_bytes || (a->align_bytes & (a->align_bytes - 1)) ||
+	    a->align_bytes > PLAN_MAX_ALIGN_BYTES)
+		return -EINVAL;
+	return 0;
+}
+
+int plan_builder_build(struct plan_image *image, const struct recorded_alloc *allocs,
+		       uint64_t alloc_count, const struct planner_options *opt,
+		       struct plan_site **sites_out, struct plan_entry **entries_out)
+{
+	uint32_t site_count = image->record.site_count;
+	struct plan_site *sites;
+	struct plan_entry *entries;
+	uint64_t *next; /* per site: where its next entry goes */
+	int r = -ENOMEM;
+
+	for (uint64_t i = 0; i < alloc_count; i++)
+		if (check_alloc(&allocs[i], site_count) < 0)
+			return -EINVAL;
+
+	sites = malloc((site_count ? site_count : 1) * sizeof(*sites));
+	entries = malloc((alloc_count ? alloc_count : 1) * sizeof(*entries));
+	next = calloc(site_count ? site_count : 1, sizeof(*next));
+	if (!sites || !entries || !next)
+		goto err_free;
+
+	/* Counting sort by site; stable, so occurrence order is allocation order. */
+	if (site_count)
+		memcpy(sites, image->sites, site_count * sizeof(*sites));
+	for (uint32_t s = 0; s < site_count; s++)
+		sites[s].entry_count = 0;
+	for (uint64_t i = 0; i < alloc_count; i++)
+		sites[allocs[i].site].entry_count++;
+	uint64_t first = 0;
+	for (uint32_t s = 0; s < site_count; s++) {
+		sites[s].first_entry = first;
+		next[s] = first;
+		first += sites[s].entry_count;
+	}
+	for (uint64_t i = 0; i < alloc_count; i++) {
+		const struct recorded_alloc *a = &allocs[i];
+		uint64_t at = next[a->site]++;
+		entries[at] = (struct plan_entry){
+			.site = a->site,
+			.occurrence = (uint32_t)(at - sites[a->site].first_entry),
+			.size_bytes = a->size_bytes,
+			.t_start = a->t_start,
+			.t_end = a->t_end,
+			.align_bytes = a->align_bytes,
+		};
+	}
+
+	r = plan_entries(entries, alloc_count, opt, &image->record);
+	if (r < 0)
+		goto err_free;
+	free(next);
+	image->record.entry_count = alloc_count;
+	image->sites = sites;
+	image->entries = entries;
+	*sites_out = sites;
+	*entries_out = entries;
+	return 0;
+
+err_free:
+	free(next);
+	free(entries);
+	free(sites);
+	return r;
+}
+
+int plan_builder_replan(struct plan_image *image, const struct planner_options *opt,
+			struct plan_entry **entries_out)
+{
+	uint64_t n = image->record.entry_count;
+	struct plan_entry *entries;
+	int r;
+
+	entries = malloc((n ? n : 1) * sizeof(*entries));
+	if (!entries)
+		return -ENOMEM;
+	if (n)
+		memcpy(entries, image->entries, n * sizeof(*entries));
+	r = plan_entries(entries, n, opt, &image->record);
+	if (r < 0) {
+		free(entries);
+		return r;
+	}
+	image->entries = entries;
+	*entries_out = entries;
+	return 0;
+}

@@ -1,0 +1,331 @@
+/* Plan file v1: validation, serialisation, loading. See plan_file.h for the layout.
+ * The validator is the only gate between a hostile file and the replay hot path,
+ * so it checks every count, index and offset with overflow-safe arithmetic. */
+#include "plan_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#define CHECKSUM_START offsetof(struct plan_file_header, record_id)
+
+static int fail(char *why, size_t why_len, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *why, size_t why_len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && why_len) {
+		va_start(ap, fmt);
+		vsnprintf(why, why_len, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/* True if [offset, offset + count * size) lies inside [0, len) and offset is
+ * 8-byte aligned, without overflow. */
+static bool table_fits(uint64_t offset, uint64_t count, uint64_t size, uint64_t len)
+{
+	if (offset % 8 || offset > len)
+		return false;
+	if (count && size > (len - offset) / count)
+		return false;
+	return count * size <= len - offset;
+}
+
+static bool string_fits(uint64_t offset, uint64_t bytes, const char *strings,
+			uint64_t strings_bytes)
+{
+	/* Each string is followed by a NUL inside the table, so C code can use it. */
+	return offset < strings_bytes && bytes < strings_bytes - offset &&
+	       strings[offset + bytes] == '\0';
+}
+
+static bool is_power_of_two(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Checks one image's tables. base/len is the whole buffer for the reader; for the
+ * writer, the tables are checked through the pointers (base NULL). */
+static int image_validate(const struct plan_image *im, uint32_t index, char *why, size_t why_len)
+{
+	const struct plan_image_record *r = &im->record;
+	uint64_t expected_entry = 0;
+
+	if (r->exe_path_bytes &&
+	    !string_fits(r->exe_path_offset, r->exe_path_bytes, im->strings, r->strings_bytes))
+		return fail(why, why_len, -EINVAL, "image %u: executable path out of bounds", index);
+	if (r->args_bytes && (r->args_offset > r->strings_bytes ||
+			      r->args_bytes > r->strings_bytes - r->args_offset))
+		return fail(why, why_len, -EINVAL, "image %u: arguments out of bounds", index);
+	if (r->depth == 0 || r->depth > 256)
+		return fail(why, why_len, -EINVAL, "image %u: call-site depth %u out of range",
+			    index, r->depth);
+	if (r->arena_bytes > (UINT64_C(1) << 48))
+		return fail(why, why_len, -EINVAL, "image %u: arena of %llu bytes is implausible",
+			    index, (unsigned long long)r->arena_bytes);
+
+	for (uint32_t m = 0; m < r->module_count; m++) {
+		const struct plan_module *mod = &im->modules[m];
+		if (mod->build_id_bytes > PLAN_BUILD_ID_MAX ||
+		    !string_fits(mod->path_offset, mod->path_bytes, im->strings, r->strings_bytes))
+			return fail(why, why_len, -EINVAL, "image %u: module %u is malformed", index,
+				    m);
+	}
+	for (uint32_t f = 0; f < r->frame_count; f++)
+		if (im->frames[f].module >= r->module_count)
+			return fail(why, why_len, -EINVAL,
+				    "image %u: frame %u names module %u of %u", index, f,
+				    im->frames[f].module, r->module_count);
+	for (uint32_t s = 0; s < r->site_count; s++) {
+		const struct plan_site *site = &im->sites[s];
+		if (site->first_frame > r->frame_count ||
+		    site->frame_count > r->frame_count - site->first_frame)
+			return fail(why, why_len, -EINVAL, "image %u: site %u frames out of bounds",
+				    index, s);
+		/* Sites own consecutive runs of entries, in site order: this is what lets
+		 * replay index entries[first_entry + occurrence] without a search. */
+		if (site->first_entry != expected_entry || site->entry_count > r->entry_count ||
+		    site->first_entry > r->entry_count - site->entry_count)
+			return fail(why, why_len, -EINVAL,
+				    "image %u: site %u entries out of order or bounds", index, s);
+		expected_entry += site->entry_count;
+	}
+	if (expected_entry != r->entry_count)
+		return fail(why, why_len, -EINVAL, "image %u: sites cover %llu of %llu entries",
+			    index, (unsigned long long)expected_entry,
+			    (unsigned long long)r->entry_count);
+	for (uint32_t s = 0; s < r->site_count; s++) {
+		const struct plan_site *site = &im->sites[s];
+		for (uint64_t k = 0; k < site->entry_count; k++) {
+			const struct plan_entry *e = &im->entries[site->first_entry + k];
+			if (e->site != s || e->occurrence != k)
+				return fail(why, why_len, -EINVAL,
+					    "image %u: entry %llu is not occurrence %llu of site %u",
+					    index, (unsigned long long)(site->first_entry + k),
+					    (unsigned long long)k, s);
+			if (!is_power_of_two(e->align_bytes) ||
+			    e->align_bytes > PLAN_MAX_ALIGN_BYTES ||
+			    e->offset_bytes % PLAN_GRANULE_BYTES ||
+			    e->offset_bytes % e->align_bytes)
+				return fail(why, why_len, -EINVAL,
+					    "image %u: entry %llu is misaligned", index,
+					    (unsigned long long)(site->first_entry + k));
+			if (e->offset_bytes > r->arena_bytes ||
+			    e->size_bytes > r->arena_bytes - e->offset_bytes)
+				return fail(why, why_len, -EINVAL,
+					    "image %u: entry %llu lies outside the arena", index,
+					    (unsigned long long)(site->first_entry + k));
+			if (e->t_end <= e->t_start)
+				return fail(why, why_len, -EINVAL,
+					    "image %u: entry %llu has an empty lifetime", index,
+					    (unsigned long long)(site->first_entry + k));
+		}
+	}
+	return 0;
+}
+
+const struct plan_file_header *plan_file_header(const void *buf)
+{
+	return buf;
+}
+
+void plan_file_image(const void *buf, uint32_t i, struct plan_image *image)
+{
+	const struct plan_file_header *h = buf;
+	const char *base = buf;
+	const struct plan_image_record *r =
+		(const void *)(base + h->images_offset + (uint64_t)i * h->image_record_bytes);
+
+	memcpy(&image->record, r, sizeof(*r));
+	image->strings = base + r->strings_offset;
+	image->modules = (const void *)(base + r->modules_offset);
+	image->sites = (const void *)(base + r->sites_offset);
+	image->frames = (const void *)(base + r->frames_offset);
+	image->entries = (const void *)(base + r->entries_offset);
+}
+
+int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len)
+{
+	const struct plan_file_header *h = buf;
+	int r;
+
+	if ((uintptr_t)buf % 8)
+		return fail(why, why_len, -EINVAL, "buffer is not 8-byte aligned");
+	if (len < sizeof(*h))
+		return fail(why, why_len, -EPROTO, "too short to be a plan (%zu bytes)", len);
+	if (memcmp(h->magic, PLAN_FILE_MAGIC, sizeof(h->magic)) != 0)
+		return fail(why, why_len, -EPROTO, "not a memplan plan file (bad magic)");
+	if (h->version > PLAN_FILE_VERSION)
+		return fail(why, why_len, -ENOTSUP,
+			    "plan format version %u is newer than this memplan (%u)", h->version,
+			    PLAN_FILE_VERSION);
+	if (h->version != PLAN_FILE_VERSION)
+		return fail(why, why_len, -EINVAL, "unknown plan format version %u", h->version);
+	if (h->file_bytes != len)
+		return fail(why, why_len, -EINVAL, "truncated or padded: header says %llu bytes, file has %zu",
+			    (unsigned long long)h->file_bytes, len);
+	if (h->header_bytes != sizeof(*h) ||
+	    h->image_record_bytes != sizeof(struct plan_image_record))
+		return fail(why, why_len, -EINVAL, "unexpected record sizes");
+	if (XXH3_64bits((const char *)buf + CHECKSUM_START, len - CHECKSUM_START) != h->checksum)
+		return fail(why, why_len, -EINVAL, "checksum mismatch (corrupt file)");
+	if (!table_fits(h->images_offset, h->image_count, sizeof(struct plan_image_record), len))
+		return fail(why, why_len, -EINVAL, "image table out of bounds");
+
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		const struct plan_image_record *rec =
+			(const void *)((const char *)buf + h->images_offset +
+				       (uint64_t)i * sizeof(struct plan_image_record));
+		struct plan_image im;
+
+		if (!table_fits(rec->strings_offset, rec->strings_bytes, 1, len) ||
+		    !table_fits(rec->modules_offset, rec->module_count, sizeof(struct plan_module),
+				len) ||
+		    !table_fits(rec->sites_offset, rec->site_count, sizeof(struct plan_site), len) ||
+		    !table_fits(rec->frames_offset, rec->frame_count, sizeof(struct plan_frame),
+				len) ||
+		    !table_fits(rec->entries_offset, rec->entry_count, sizeof(struct plan_entry),
+				len))
+			return fail(why, why_len, -EINVAL, "image %u: table out of bounds", i);
+		plan_file_image(buf, i, &im);
+		r = image_validate(&im, i, why, why_len);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static uint64_t align8(uint64_t v)
+{
+	return (v + 7) & ~UINT64_C(7);
+}
+
+/* Copies a table to buf at *pos, returns where it went, and moves *pos past it. */
+static uint64_t put_table(char *buf, uint64_t *pos, const void *src, uint64_t bytes)
+{
+	uint64_t at = *pos;
+
+	if (bytes)
+		memcpy(buf + at, src, bytes);
+	*pos = align8(at + bytes);
+	return at;
+}
+
+int plan_file_serialize(const struct plan_image *images, uint32_t image_count,
+			uint64_t record_id, void **out, size_t *out_len)
+{
+	struct plan_file_header *h;
+	uint64_t total = sizeof(*h) + (uint64_t)image_count * sizeof(struct plan_image_record);
+	char *buf;
+	int r;
+
+	for (uint32_t i = 0; i < image_count; i++) {
+		const struct plan_image_record *rec = &images[i].record;
+		r = image_validate(&images[i], i, NULL, 0);
+		if (r < 0)
+			return r;
+		total = align8(total + rec->strings_bytes);
+		total += (uint64_t)rec->module_count * sizeof(struct plan_module);
+		total += (uint64_t)rec->site_count * sizeof(struct plan_site);
+		total += (uint64_t)rec->frame_count * sizeof(struct plan_frame);
+		total += rec->entry_count * sizeof(struct plan_entry);
+	}
+	if (total > SIZE_MAX)
+		return -ENOMEM;
+	buf = calloc(1, (size_t)total);
+	if (!buf)
+		return -ENOMEM;
+
+	h = (void *)buf;
+	memcpy(h->magic, PLAN_FILE_MAGIC, sizeof(h->magic));
+	h->version = PLAN_FILE_VERSION;
+	h->header_bytes = sizeof(*h);
+	h->file_bytes = total;
+	h->record_id = record_id;
+	h->image_count = image_count;
+	h->image_record_bytes = sizeof(struct plan_image_record);
+	h->images_offset = sizeof(*h);
+
+	uint64_t pos = sizeof(*h) + (uint64_t)image_count * sizeof(struct plan_image_record);
+	for (uint32_t i = 0; i < image_count; i++) {
+		const struct plan_image *im = &images[i];
+		struct plan_image_record rec = im->record;
+
+rec.strings_offset = put_table(buf, &pos, im->strings, rec.strings_bytes);
+		rec.modules_offset = put_table(buf, &pos, im->modules,
+					       rec.module_count * sizeof(struct plan_module));
+		rec.sites_offset =
+			put_table(buf, &pos, im->sites, rec.site_count * sizeof(struct plan_site));
+		rec.frames_offset = put_table(buf, &pos, im->frames,
+					      rec.frame_count * sizeof(struct plan_frame));
+		rec.entries_offset = put_table(buf, &pos, im->entries,
+					       rec.entry_count * sizeof(struct plan_entry));
+		memcpy(buf + sizeof(*h) + (uint64_t)i * sizeof(rec), &rec, sizeof(rec));
+	}
+	h->checksum = XXH3_64bits(buf + CHECKSUM_START, total - CHECKSUM_START);
+	*out = buf;
+	*out_len = (size_t)total;
+	return 0;
+}
+
+int plan_file_load(const char *path, void **out, size_t *out_len, char *why, size_t why_len)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(why, why_len, -errno, "%s", strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		r = fail(why, why_len, -errno, "%s", strerror(errno));
+		goto err_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = fail(why, why_len, -EINVAL, "not a regular file");
+		goto err_close;
+	}
+	/* malloc's alignment (16) satisfies the reader's 8-byte requirement. */
+	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!buf) {
+		r = fail(why, why_len, -ENOMEM, "out of memory");
+		goto err_close;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = fail(why, why_len, n < 0 ? -errno : -EIO, "read failed");
+			goto err_free;
+		}
+		got += (size_t)n;
+	}
+	r = plan_file_validate(buf, got, why, why_len);
+	if (r < 0)
+		goto err_free;
+	close(fd);
+	*out = buf;
+	*out_len = got;
+	return 0;
+
+err_free:
+	free(buf);
+err_close:
+	close(fd);
+	return r;
+}

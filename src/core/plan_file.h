@@ -1,0 +1,153 @@
+/* The plan file, version 1: the on-disk format and its zero-copy reader and writer.
+ *
+ * A plan file holds one or more process images. Each image is bound to its
+ * executable (exe_key) and arguments (args_key), and holds the modules, the call
+ * sites (with their frames, as module + offset, so tools can symbolise them), and
+ * the planned entries. All integers are little-endian; every table is 8-byte
+ * aligned; a 64-bit XXH3 checksum covers everything after the checksum field.
+ * docs/plan-format.md describes the layout for other implementations.
+ *
+ * The fixed-size records below are the on-disk layout itself: the reader validates
+ * a buffer once and then hands out pointers into it, so a mapped file is used
+ * without copying. Validation bounds-checks every count, index and offset; a
+ * buffer that passes can be indexed without further checks. It does not check that
+ * entries are free of overlaps: replay enforces that at run time. */
+#pragma once
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the plan file is little-endian and this code maps it in place"
+#endif
+
+#define PLAN_FILE_MAGIC        "MEMPLAN\0"
+#define PLAN_FILE_VERSION      1
+#define PLAN_BUILD_ID_MAX      32
+#define PLAN_T_INFINITY        UINT64_MAX
+/* Offsets are multiples of this, and replay tracks occupancy at this granularity. */
+#define PLAN_GRANULE_BYTES     16
+/* The largest alignment a plan may ask for (replay aligns the arena base to it). */
+#define PLAN_MAX_ALIGN_BYTES   (1u << 21)
+
+struct plan_file_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_bytes;
+	uint64_t file_bytes;
+	uint64_t checksum; /* XXH3-64 of bytes [32, file_bytes) */
+	uint64_t record_id; /* one id per recording run, shared by all its processes */
+	uint32_t image_count;
+	uint32_t image_record_bytes;
+	uint64_t images_offset;
+	uint64_t reserved;
+};
+static_assert(sizeof(struct plan_file_header) == 64, "header layout");
+
+struct plan_image_record {
+	uint64_t exe_key;  /* hash of the executable's build-id, or of its path */
+	uint64_t args_key; /* hash of argv */
+	uint64_t arena_bytes;
+	uint64_t lower_bound_bytes;
+	uint64_t alloc_calls; /* allocation calls seen while recording */
+	uint64_t entry_count;
+	uint32_t pid;
+	uint32_t depth; /* call-site depth the sites were recorded with */
+	uint32_t module_count;
+	uint32_t site_count;
+	uint32_t frame_count;
+	uint32_t flags;
+	uint32_t exe_path_offset; /* into strings */
+	uint32_t exe_path_bytes;
+	uint32_t args_offset; /* argv, each argument NUL-terminated */
+	uint32_t args_bytes;
+	uint64_t strings_offset; /* the offsets below are from the start of the file */
+	uint64_t strings_bytes;
+	uint64_t modules_offset;
+	uint64_t sites_offset;
+	uint64_t frames_offset;
+	uint64_t entries_offset;
+};
+static_assert(sizeof(struct plan_image_record) == 136, "image record layout");
+
+struct plan_module {
+	uint64_t key; /* hash of the build-id, or of the path when there is none */
+	uint32_t path_offset; /* into strings */
+	uint32_t path_bytes;
+	uint8_t build_id_bytes; /* 0: no build-id */
+	uint8_t reserved[7];
+	uint8_t build_id[PLAN_BUILD_ID_MAX];
+};
+static_assert(sizeof(struct plan_module) == 56, "module layout");
+
+struct plan_frame {
+	uint32_t module;
+	uint32_t reserved;
+	uint64_t offset; /* return address relative to the module's load base */
+};
+static_assert(sizeof(struct plan_frame) == 16, "frame layout");
+
+/* A site's entries are entries[first_entry + k] for occurrence k. */
+struct plan_site {
+	uint64_t key; /* stable hash of the frames */
+	uint64_t first_entry;
+	uint64_t entry_count;
+	uint32_t first_frame;
+	uint32_t frame_count;
+};
+static_assert(sizeof(struct plan_site) == 32, "site layout");
+
+struct plan_entry {
+	uint32_t site;
+	uint32_t occurrence;
+	uint64_t size_bytes;
+	uint64_t offset_bytes;
+	uint64_t t_start;
+	uint64_t t_end; /* exclusive; PLAN_T_INFINITY if never freed */
+	uint32_t align_bytes;
+	uint32_t flags;
+};
+static_assert(sizeof(struct plan_entry) == 48, "entry layout");
+
+/* One image: its record and its tables. From the reader, the pointers point into
+ * the validated buffer; for the writer, the caller fills them in (the *_offset
+ * fields of the record are ignored and recomputed). */
+struct plan_image {
+	struct plan_image_record record;
+	const char *strings;
+	const struct plan_module *modules;
+	const struct plan_site *sites;
+	const struct plan_frame *frames;
+	const struct plan_entry *entries;
+};
+
+/* Validates a whole plan file in memory. Returns 0 if it is sound; otherwise a
+ * negative errno (-EINVAL corrupt, -EPROTO foreign or not a plan, -ENOTSUP future
+ * version) and a one-line reason in why (no trailing newline). Thread-safe;
+ * does not allocate; async-signal-safe. */
+int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len);
+
+/* The header of a validated buffer. */
+const struct plan_file_header *plan_file_header(const void *buf);
+
+/* Fills *image with image i (< image_count) of a validated buffer. Does not
+ * allocate. */
+void plan_file_image(const void *buf, uint32_t i, struct plan_image *image);
+
+/* Serialises images into a fresh malloc'ed buffer (*out, *out_len), computing
+ * offsets and the checksum. Returns 0, -EINVAL if an image is inconsistent (the
+ * same checks as the reader), or -ENOMEM. May allocate. */
+int plan_file_serialize(const struct plan_image *images, uint32_t image_count,
+			uint64_t record_id, void **out, size_t *out_len);
+
+/* Reads and validates a plan file from disk into a malloc'ed buffer. Returns 0 or a
+ * negative errno with a reason in why (as plan_file_validate, plus I/O errors).
+ * May allocate. */
+int plan_file_load(const char *path, void **buf, size_t *len, char *why, size_t why_len);
+
+/* The path of module m of image, and the image's argv as one string with NULs. */
+static inline const char *plan_image_module_path(const struct plan_image *image, uint32_t m)
+{
+	return image->strings + image->modules[m].path_offset;
+}

@@ -1,0 +1,23 @@
+/* What a plan says about the program: when memory peaks, and which call sites hold
+ * it then. Used by `memplan show` and by the tests. Pure: no global state. */
+#pragma once
+
+#include <stdint.h>
+
+#include "plan_file.h"
+
+struct site_summary {
+	uint32_t site;
+	uint64_t bytes_at_peak; /* requested bytes of this site live at the peak */
+	uint64_t blocks_at_peak;
+	uint64_t allocations;
+	uint64_t total_bytes;
+};
+
+/* Fills *out with one malloc'ed summary per site of image, sorted by bytes live at
+ * the peak, then by total bytes, then by site index (descending, descending,
+ * ascending), and sets *t_peak to the first moment at which the requested bytes
+ * live are the most (*peak_bytes). Frees come before allocations at equal times.
+ * Returns 0 or -ENOMEM. May allocate. */
+int plan_summary_sites(const struct plan_image *image, struct site_summary **out,
+		       uint64_t *t_peak, uint64_t *peak_bytes);

@@ -1,0 +1,46 @@
+/* The planner: gives every block an offset so that no two blocks alive at the same
+ * time overlap in the arena, honouring each block's alignment, and makes the arena
+ * (the highest end) as small as it can within a time budget.
+ *
+ * Pure: no global state, no I/O except the optional progress callback. It may use
+ * more than one thread internally. Results are deterministic for a given input,
+ * options and time limit (the time limit only decides how far improvement gets). */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "block.h"
+
+struct planner_options {
+	/* Wall-clock budget for improvement beyond the first heuristic, in seconds.
+	 * 0 means: the fast O(n log n) heuristic only. */
+	double time_limit_s;
+	/* If non-zero, stop as soon as a solution at or below this size is found
+	 * (a decision problem, as in MiniMalloc's --capacity). */
+	uint64_t capacity_bytes;
+	/* Worker threads for improvement; 0 means one per online CPU. */
+	unsigned threads;
+	/* Called now and then on long runs; may be NULL. */
+	void (*progress)(void *ctx, uint64_t best_bytes, uint64_t lower_bound_bytes,
+			 double elapsed_s);
+	void *progress_ctx;
+};
+
+struct planner_result {
+	uint64_t arena_bytes;       /* highest offset + size over all blocks */
+	uint64_t lower_bound_bytes; /* the most bytes live at one moment */
+	double elapsed_s;
+	int proven_optimal;         /* 1 if arena_bytes == lower_bound_bytes */
+};
+
+/* Fills in offset_bytes of blocks[0..n). The array is not reordered.
+ * Returns 0 on success, -EINVAL if an alignment is not a power of two or a
+ * lifetime is empty or reversed (t_end <= t_start, for a non-zero size), -ENOMEM.
+ * Thread-safe for distinct inputs. May allocate. */
+int planner_solve(struct block *blocks, size_t n, const struct planner_options *opt,
+		  struct planner_result *result);
+
+/* The most bytes alive at one moment (frees before allocations at equal times).
+ * No valid plan can be smaller. O(n log n). Returns 0 or -ENOMEM. May allocate. */
+int planner_lower_bound(const struct block *blocks, size_t n, uint64_t *lower_bound_bytes);
