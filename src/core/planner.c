@@ -1,0 +1,444 @@
+/* The planner's driver (contract in planner.h).
+ *
+ * 1. One sweep over the blocks sorted by start gives the lower bound and cuts the
+ *    timeline wherever nothing is live: each such part is planned on its own from
+ *    offset 0, and the arena is the highest part.
+ * 2. Every part gets the O(m log m) event-order best fit, and, when its overlapping
+ *    pairs are few enough to enumerate quickly, greedy by size with best fit; the
+ *    smaller wins. This is all that runs with time_limit_s == 0.
+ * 3. With time left, parts above the target (the lower bound, or the capacity) are
+ *    improved: a fixed set of greedy orders and fits, then an exact branch-and-bound
+ *    search (planner_search.c). Candidates are compared by (arena, fixed index), so
+ *    the answer depends on the time limit only through what finished in time. */
+#define _GNU_SOURCE
+#include "planner.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "planner_greedy.h"
+#include "planner_search.h"
+
+/* Above this many overlapping pairs the quick pass skips conflict enumeration:
+ * about a second of work on one core. */
+#define QUICK_PAIR_LIMIT 20000000ull
+
+struct part {
+	size_t first, m;      /* range in the start-sorted index array */
+	struct plan_item *it; /* the items, sorted by start */
+	uint64_t *off;        /* best offsets so far */
+	uint64_t arena_bytes; /* of off */
+	uint64_t lower_bytes; /* peak load of the part */
+	uint64_t pairs;       /* overlapping pairs */
+};
+
+struct event {
+	uint64_t t;
+	uint64_t size_bytes;
+	int is_alloc; /* frees (0) sort first at equal times: lifetimes are half-open */
+};
+
+static int cmp_event(const void *pa, const void *pb)
+{
+	const struct event *a = pa, *b = pb;
+
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return a->is_alloc - b->is_alloc;
+}
+
+int planner_lower_bound(const struct block *blocks, size_t n, uint64_t *lower_bound_bytes)
+{
+	struct event *ev;
+	size_t nev = 0;
+	uint64_t live = 0, peak = 0;
+
+	ev = malloc((2 * n + 1) * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct block *b = &blocks[i];
+		if (!b->size_bytes || b->t_end <= b->t_start)
+			continue;
+		ev[nev++] = (struct event){b->t_start, b->size_bytes, 1};
+		if (b->t_end != BLOCK_T_INFINITY)
+			ev[nev++] = (struct event){b->t_end, b->size_bytes, 0};
+	}
+	qsort(ev, nev, sizeof(*ev), cmp_event);
+	for (size_t k = 0; k < nev; k++) {
+		if (ev[k].is_alloc) {
+			live += ev[k].size_bytes;
+			if (live > peak)
+				peak = live;
+		} else {
+			live -= ev[k].size_bytes;
+		}
+	}
+	free(ev);
+	*lower_bound_bytes = peak;
+	return 0;
+}
+
+static int cmp_by_start(const void *pa, const void *pb, void *ctx)
+{
+	const struct block *blocks = ctx;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+
+	if (blocks[a].t_start != blocks[b].t_start)
+		return blocks[a].t_start < blocks[b].t_start ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Peak load and overlapping pairs of one part, by a sweep of its events. */
+static int part_measure(struct part *p)
+{
+	struct event *ev = malloc(2 * p->m * sizeof(*ev));
+	uint64_t live = 0, peak = 0, count = 0, pairs = 0;
+	size_t nev = 0;
+
+	if (!ev)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->m; i++) {
+		ev[nev++] = (struct event){p->it[i].t_start, p->it[i].size_bytes, 1};
+		if (p->it[i].t_end != BLOCK_T_INFINITY)
+			ev[nev++] = (struct event){p->it[i].t_end, p->it[i].size_bytes, 0};
+	}
+	qsort(ev, nev, sizeof(*ev), cmp_event);
+	for (size_t k = 0; k < nev; k++) {
+		if (ev[k].is_alloc) {
+			pairs += count++;
+			live += ev[k].size_bytes;
+			if (live > peak)
+				peak = live;
+		} else {
+			count--;
+			live -= ev[k].size_bytes;
+		}
+	}
+	free(ev);
+	p->lower_bytes = peak;
+	p->pairs = pairs;
+	return 0;
+}
+
+/* Keeps cand if it beats the part's best (ties keep the earlier candidate). */
+static void part_offer(struct part *p, const uint64_t *cand, uint64_t arena_bytes)
+{
+	if (arena_bytes < p->arena_bytes) {
+		memcpy(p->off, cand, p->m * sizeof(*cand));
+		p->arena_bytes = arena_bytes;
+	}
+}
+
+/* The quick pass: always valid, O(m log m) unless the pairs are few. */
+static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order)
+{
+	uint64_t arena;
+	int ret;
+
+	ret = greedy_linear_scan(p->it, p->m, p->off, &p->arena_bytes);
+	if (ret)
+		return ret;
+	if (p->arena_bytes <= p->lower_bytes || p->pairs > QUICK_PAIR_LIMIT)
+		return 0;
+	ret = greedy_make_order(p->it, p->m, GREEDY_BY_SIZE, order);
+	if (ret)
+		return ret;
+	ret = greedy_place(p->it, p->m, order, GREEDY_BEST_FIT, 0, scratch, &arena);
+	if (ret)
+		return ret;
+	part_offer(p, scratch, arena);
+	return 0;
+}
+
+/* ---- improvement: fixed greedy variants, run on up to two threads ---- */
+
+struct variant_job {
+	const struct part *p;
+	double deadline_s;
+	unsigned first, stride, count;
+	uint64_t best_arena;
+	unsigned best_index;
+	uint64_t *best_off;
+	int ret;
+};
+
+static void *variant_worker(void *arg)
+{
+	struct variant_job *job = arg;
+	const struct part *p = job->p;
+	uint32_t *order = malloc(p->m * sizeof(*order));
+	uint64_t *off = malloc(p->m * sizeof(*off));
+
+	job->best_arena = UINT64_MAX;
+	job->best_index = UINT32_MAX;
+	if (!order || !off) {
+		job->ret = -ENOMEM;
+		goto out;
+	}
+	for (unsigned v = job->first; v < job->count; v += job->stride) {
+		enum greedy_order kind = (enum greedy_order)(v / GREEDY_FIT_COUNT);
+		enum greedy_fit fit = (enum greedy_fit)(v % GREEDY_FIT_COUNT);
+		uint64_t arena;
+		int ret;
+
+		if (planner_now_s() > job->deadline_s)
+			break;
+		ret = greedy_make_order(p->it, p->m, kind, order);
+		if (!ret)
+			ret = greedy_place(p->it, p->m, order, fit, job->deadline_s, off, &arena);
+		if (ret == -ETIMEDOUT)
+			break;
+		if (ret) {
+			job->ret = ret;
+			break;
+		}
+		if (arena < job->best_arena) {
+			job->best_arena = arena;
+			job->best_index = v;
+			memcpy(job->best_off, off, p->m * sizeof(*off));
+		}
+	}
+out:
+	free(order);
+	free(off);
+	return NULL;
+}
+
+static int part_variants(struct part *p, unsigned threads, double deadline_s)
+{
+	struct variant_job jobs[2];
+	pthread_t tid[2];
+	unsigned nj = threads >= 2 && p->m > 64 ? 2 : 1, started = 0;
+	int ret = 0;
+
+	for (unsigned j = 0; j < nj; j++) {
+		jobs[j] = (struct variant_job){p, deadline_s, j, nj,
+					       GREEDY_ORDER_COUNT * GREEDY_FIT_COUNT, UINT64_MAX,
+					       UINT32_MAX, malloc(p->m * sizeof(uint64_t)), 0};
+		if (!jobs[j].best_off)
+			ret = -ENOMEM;
+	}
+	if (ret)
+		goto err_free;
+	for (unsigned j = 1; j < nj; j++) {
+		if (pthread_create(&tid[j], NULL, variant_worker, &jobs[j]))
+			break;
+		started = j;
+	}
+	/* A thread that failed to start leaves its variants to this one. */
+	if (started + 1 < nj) {
+		nj = 1;
+		jobs[0].stride = 1;
+	}
+	variant_worker(&jobs[0]);
+	for (unsigned j = 1; j <= started; j++)
+		pthread_join(tid[j], NULL);
+	for (unsigned j = 0; j < nj; j++)
+		if (jobs[j].ret)
+			ret = jobs[j].ret;
+	/* Fixed tie-break: lowest arena, then lowest variant index. */
+	for (unsigned j = 0; j < nj && !ret; j++) {
+		struct variant_job *b = &jobs[j];
+		if (b->best_index == UINT32_MAX)
+			continue;
+		int better = b->best_arena < p->arena_bytes;
+		for (unsigned k = 0; k < nj; k++) {
+			if (k != j && jobs[k].best_index != UINT32_MAX &&
+			    (jobs[k].best_arena < b->best_arena ||
+			     (jobs[k].best_arena == b->best_arena && jobs[k].best_index < b->best_index)))
+				better = 0;
+		}
+		if (better)
+			part_offer(p, b->best_off, b->best_arena);
+	}
+err_free:
+	for (unsigned j = 0; j < (threads >= 2 && p->m > 64 ? 2u : 1u); j++)
+		free(jobs[j].best_off);
+	return ret;
+}
+
+static int validate_input(const struct block *blocks, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct block *b = &blocks[i];
+		if (!b->align_bytes || (b->align_bytes & (b->align_bytes - 1)))
+			return -EINVAL;
+		if (b->size_bytes && b->t_end <= b->t_start)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static unsigned thread_count(const struct planner_options *opt)
+{
+	long cpus;
+
+	if (opt && opt->threads)
+		return opt->threads;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus > 1 ? (unsigned)cpus : 1;
+}
+
+int planner_solve(struct block *blocks, size_t n, const struct planner_options *opt,
+		  struct planner_result *result)
+{
+	double t0 = planner_now_s();
+	double limit_s = opt && opt->time_limit_s > 0 ? opt->time_limit_s : 0;
+	double deadline_s = t0 + limit_s;
+	uint64_t capacity = opt ? opt->capacity_bytes : 0;
+	unsigned threads = thread_count(opt);
+	size_t *idx = NULL, nz = 0, nparts = 0;
+	struct part *parts = NULL;
+	uint64_t *scratch = NULL;
+	uint32_t *order = NULL;
+	uint64_t lower = 0, arena = 0;
+	int ret;
+
+	ret = validate_input(blocks, n);
+	if (ret)
+		return ret;
+	if (n >= UINT32_MAX)
+		return -ENOMEM;
+
+	idx = malloc((n + 1) * sizeof(*idx));
+	if (!idx) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (size_t i = 0; i < n; i++) {
+		/* A zero-size block conflicts with nothing; offset 0 is always aligned. */
+		blocks[i].offset_bytes = 0;
+		if (blocks[i].size_bytes)
+			idx[nz++] = i;
+	}
+	qsort_r(idx, nz, sizeof(*idx), cmp_by_start, blocks);
+
+	/* Cut where nothing is live: the next start is at or after every end so far. */
+	size_t cap_parts = 16;
+	parts = calloc(cap_parts, sizeof(*parts));
+	if (!parts) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (size_t k = 0; k < nz;) {
+		uint64_t max_end = blocks[idx[k]].t_end;
+		size_t j = k + 1;
+		while (j < nz && blocks[idx[j]].t_start < max_end) {
+			if (blocks[idx[j]].t_end > max_end)
+				max_end = blocks[idx[j]].t_end;
+			j++;
+		}
+		if (nparts == cap_parts) {
+			struct part *np = realloc(parts, 2 * cap_parts * sizeof(*np));
+			if (!np) {
+				ret = -ENOMEM;
+				goto err_free;
+			}
+			memset(np + cap_parts, 0, cap_parts * sizeof(*np));
+			parts = np;
+			cap_parts *= 2;
+		}
+		parts[nparts].first = k;
+		parts[nparts++].m = j - k;
+		k = j;
+	}
+
+	size_t max_m = 0;
+	for (size_t q = 0; q < nparts; q++) {
+		struct part *p = &parts[q];
+		p->it = malloc(p->m * sizeof(*p->it));
+		p->off = malloc(p->m * sizeof(*p->off));
+		if (!p->it || !p->off) {
+			ret = -ENOMEM;
+			goto err_free;
+		}
+		for (size_t i = 0; i < p->m; i++) {
+			const struct block *b = &blocks[idx[p->first + i]];
+			p->it[i] = (struct plan_item){b->size_bytes, b->t_start, b->t_end,
+						      b->align_bytes};
+		}
+		ret = part_measure(p);
+		if (ret)
+			goto err_free;
+		if (p->lower_bytes > lower)
+			lower = p->lower_bytes;
+		if (p->m > max_m)
+			max_m = p->m;
+	}
+	scratch = malloc((max_m + 1) * sizeof(*scratch));
+	order = malloc((max_m + 1) * sizeof(*order));
+	if (!scratch || !order) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (size_t q = 0; q < nparts; q++) {
+		ret = part_quick(&parts[q], scratch, order);
+		if (ret)
+			goto err_free;
+	}
+
+	/* A part needs work only while it is above what the whole plan must reach. */
+	uint64_t target = lower;
+	if (capacity > target)
+		target = capacity;
+	if (limit_s > 0) {
+		for (size_t q = 0; q < nparts; q++) {
+			struct part *p = &parts[q];
+			if (p->arena_bytes <= target || planner_now_s() > deadline_s)
+				continue;
+			ret = part_variants(p, threads, deadline_s);
+			if (ret)
+				goto err_free;
+			if (opt && opt->progress)
+				opt->progress(opt->progress_ctx, p->arena_bytes, lower,
+					      planner_now_s() - t0);
+		}
+		for (size_t q = 0; q < nparts; q++) {
+			struct part *p = &parts[q];
+			if (p->arena_bytes <= target || planner_now_s() > deadline_s)
+				continue;
+			struct search_params sp = {
+				.target_bytes = target > p->lower_bytes ? target : p->lower_bytes,
+				.deadline_s = deadline_s,
+				.threads = threads,
+				.progress = opt ? opt->progress : NULL,
+				.progress_ctx = opt ? opt->progress_ctx : NULL,
+				.lower_bound_bytes = lower,
+				.t0_s = t0,
+			};
+			ret = search_improve(p->it, p->m, &sp, p->off, &p->arena_bytes);
+			if (ret)
+				goto err_free;
+		}
+	}
+
+	for (size_t q = 0; q < nparts; q++) {
+		struct part *p = &parts[q];
+		for (size_t i = 0; i < p->m; i++)
+			blocks[idx[p->first + i]].offset_bytes = p->off[i];
+		if (p->arena_bytes > arena)
+			arena = p->arena_bytes;
+	}
+	if (result) {
+		result->arena_bytes = arena;
+		result->lower_bound_bytes = lower;
+		result->elapsed_s = planner_now_s() - t0;
+		result->proven_optimal = arena == lower;
+	}
+	ret = 0;
+
+err_free:
+	for (size_t q = 0; parts && q < nparts; q++) {
+		free(parts[q].it);
+		free(parts[q].off);
+	}
+	free(parts);
+	free(idx);
+	free(scratch);
+	free(order);
+	return ret;
+}

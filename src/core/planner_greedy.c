@@ -1,0 +1,471 @@
+/* Constructive heuristics for one part of the timeline (see planner_greedy.h).
+ *
+ * greedy_place is the classic "greedy by size, best fit" generalised to any order:
+ * the items already placed that overlap the new one in time are found through a
+ * max-segment-tree over the start-sorted items (leaf = end time once placed), so
+ * the work is proportional to the conflicting pairs rather than to m per item.
+ * greedy_linear_scan needs no conflict lists at all and bounds the worst case. */
+#define _GNU_SOURCE
+#include "planner_greedy.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "planner_treap.h"
+
+double planner_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t align_up(uint64_t x, uint64_t align)
+{
+	uint64_t r = x & (align - 1);
+
+	if (!r)
+		return x;
+	/* Saturate instead of wrapping: such a placement is then rejected as too high. */
+	return x > UINT64_MAX - (align - r) ? UINT64_MAX : x + (align - r);
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* ---- event-order best fit ---- */
+
+static int cmp_alloc_order(const void *pa, const void *pb, void *ctx)
+{
+	const struct plan_item *it = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	if (it[a].t_start != it[b].t_start)
+		return it[a].t_start < it[b].t_start ? -1 : 1;
+	if (it[a].size_bytes != it[b].size_bytes)
+		return it[a].size_bytes > it[b].size_bytes ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_end_order(const void *pa, const void *pb, void *ctx)
+{
+	const struct plan_item *it = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	if (it[a].t_end != it[b].t_end)
+		return it[a].t_end < it[b].t_end ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Free gaps below `top` (the end of the highest live item) are kept twice: by
+ * offset, to merge neighbours on free, and by (length, offset), for best fit. */
+struct gap_sets {
+	struct treap by_off; /* (offset, length) */
+	struct treap by_len; /* (length, offset) */
+};
+
+static int gap_add(struct gap_sets *g, uint64_t off, uint64_t len)
+{
+	int ret;
+
+	if (!len)
+		return 0;
+	ret = treap_insert(&g->by_off, off, len);
+	if (ret)
+		return ret;
+	return treap_insert(&g->by_len, len, off);
+}
+
+static void gap_del(struct gap_sets *g, uint64_t off, uint64_t len)
+{
+	treap_erase(&g->by_off, off, len);
+	treap_erase(&g->by_len, len, off);
+}
+
+int greedy_linear_scan(const struct plan_item *it, size_t m, uint64_t *off,
+		       uint64_t *arena_bytes)
+{
+	uint32_t *alloc_ord = NULL, *end_ord = NULL;
+	struct gap_sets g;
+	uint64_t top = 0, arena = 0;
+	int ret = 0;
+
+	treap_init(&g.by_off, 1);
+	treap_init(&g.by_len, 2);
+	alloc_ord = malloc(m * sizeof(*alloc_ord));
+	end_ord = malloc(m * sizeof(*end_ord));
+	if (!alloc_ord || !end_ord) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (size_t i = 0; i < m; i++)
+		alloc_ord[i] = end_ord[i] = (uint32_t)i;
+	qsort_r(alloc_ord, m, sizeof(*alloc_ord), cmp_alloc_order, (void *)it);
+	qsort_r(end_ord, m, sizeof(*end_ord), cmp_end_order, (void *)it);
+
+	size_t fe = 0;
+	for (size_t k = 0; k < m; k++) {
+		uint32_t i = alloc_ord[k];
+		/* Frees first at equal times: lifetimes are half-open. */
+		while (fe < m && it[end_ord[fe]].t_end <= it[i].t_start) {
+			uint32_t f = end_ord[fe++];
+			uint64_t lo = off[f], hi = off[f] + it[f].size_bytes;
+			uint32_t p = treap_predecessor(&g.by_off, lo, 0);
+			if (p != TREAP_NIL && g.by_off.nodes[p].key_a + g.by_off.nodes[p].key_b == lo) {
+				uint64_t po = g.by_off.nodes[p].key_a, pl = g.by_off.nodes[p].key_b;
+				gap_del(&g, po, pl);
+				lo = po;
+			}
+			if (hi == top) {
+				top = lo;
+				continue;
+			}
+			uint32_t s = treap_lower_bound(&g.by_off, hi, 0);
+			if (s != TREAP_NIL && g.by_off.nodes[s].key_a == hi) {
+				uint64_t sl = g.by_off.nodes[s].key_b;
+				gap_del(&g, hi, sl);
+				hi += sl;
+			}
+			ret = gap_add(&g, lo, hi - lo);
+			if (ret)
+				goto err_free;
+		}
+
+		uint64_t size = it[i].size_bytes, align = it[i].align_bytes;
+		uint64_t place = UINT64_MAX;
+		uint32_t u = treap_lower_bound(&g.by_len, size, 0);
+		/* Alignment can make a long enough gap unusable; look a little further. */
+		for (int tries = 0; u != TREAP_NIL && tries < 16; tries++) {
+			uint64_t gl = g.by_len.nodes[u].key_a, go = g.by_len.nodes[u].key_b;
+			uint64_t a = align_up(go, align);
+			if (a != UINT64_MAX && a - go <= gl && gl - (a - go) >= size) {
+				gap_del(&g, go, gl);
+				ret = gap_add(&g, go, a - go);
+				if (!ret)
+					ret = gap_add(&g, a + size, go + gl - (a + size));
+				if (ret)
+					goto err_free;
+				place = a;
+				break;
+			}
+			u = treap_lower_bound(&g.by_len, gl, go + 1);
+		}
+		if (place == UINT64_MAX) {
+			place = align_up(top, align);
+			ret = gap_add(&g, top, place - top);
+			if (ret)
+				goto err_free;
+			top = sat_add(place, size);
+		}
+		off[i] = place;
+		if (sat_add(place, size) > arena)
+			arena = sat_add(place, size);
+	}
+	*arena_bytes = arena;
+
+err_free:
+	treap_destroy(&g.by_off);
+	treap_destroy(&g.by_len);
+	free(alloc_ord);
+	free(end_ord);
+	return ret;
+}
+
+/* ---- ordered greedy with conflict enumeration ---- */
+
+struct placed_span {
+	uint64_t lo, hi;
+};
+
+static int cmp_span(const void *pa, const void *pb)
+{
+	const struct placed_span *a = pa, *b = pb;
+
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->hi < b->hi ? -1 : a->hi > b->hi;
+}
+
+int greedy_place(const struct plan_item *it, size_t m, const uint32_t *order,
+		 enum greedy_fit fit, double deadline_s, uint64_t *off, uint64_t *arena_bytes)
+{
+	size_t leaves = 1, span_cap = 64;
+	uint64_t *tree = NULL, arena = 0;
+	struct placed_span *spans = NULL;
+	size_t stack_node[130], stack_first[130], stack_width[130];
+	int ret = 0;
+
+	while (leaves < m)
+		leaves *= 2;
+	tree = calloc(2 * leaves, sizeof(*tree));
+	spans = malloc(span_cap * sizeof(*spans));
+	if (!tree || !spans) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+
+	for (size_t k = 0; k < m; k++) {
+		uint32_t i = order[k];
+		uint64_t s = it[i].t_start, e = it[i].t_end;
+		size_t nspan = 0;
+
+		if (deadline_s > 0 && !(k & 1023) && planner_now_s() > deadline_s) {
+			ret = -ETIMEDOUT;
+			goto err_free;
+		}
+		/* Items are sorted by start: those starting before e are a prefix. */
+		size_t lo = 0, hi = m;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (it[mid].t_start < e)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t q = lo;
+		/* Descend into subtrees of the prefix [0, q) whose latest end is after s.
+		 * The stack holds (node, first leaf, width); depth is at most 64. */
+		size_t sp = 0;
+		stack_node[sp] = 1;
+		stack_first[sp] = 0;
+		stack_width[sp++] = leaves;
+		while (sp) {
+			sp--;
+			size_t node = stack_node[sp], first = stack_first[sp], width = stack_width[sp];
+			if (tree[node] <= s || first >= q)
+				continue;
+			if (width == 1) {
+				if (nspan == span_cap) {
+					span_cap *= 2;
+					struct placed_span *ns = realloc(spans, span_cap * sizeof(*ns));
+					if (!ns) {
+						ret = -ENOMEM;
+						goto err_free;
+					}
+					spans = ns;
+				}
+				spans[nspan].lo = off[first];
+				spans[nspan++].hi = off[first] + it[first].size_bytes;
+				continue;
+			}
+			stack_node[sp] = 2 * node + 1;
+			stack_first[sp] = first + width / 2;
+			stack_width[sp++] = width / 2;
+			stack_node[sp] = 2 * node;
+			stack_first[sp] = first;
+			stack_width[sp++] = width / 2;
+		}
+
+		qsort(spans, nspan, sizeof(*spans), cmp_span);
+		uint64_t size = it[i].size_bytes, align = it[i].align_bytes;
+		uint64_t cur = 0, best = UINT64_MAX, best_len = UINT64_MAX;
+		for (size_t j = 0; j < nspan; j++) {
+			if (spans[j].lo > cur) {
+				uint64_t a = align_up(cur, align);
+				if (a < spans[j].lo && spans[j].lo - a >= size) {
+					uint64_t len = spans[j].lo - cur;
+					if (len < best_len) {
+						best_len = len;
+						best = a;
+					}
+					if (fit == GREEDY_FIRST_FIT)
+						break;
+				}
+			}
+			if (spans[j].hi > cur)
+				cur = spans[j].hi;
+		}
+		if (best == UINT64_MAX)
+			best = align_up(cur, align);
+		off[i] = best;
+		if (sat_add(best, size) > arena)
+			arena = sat_add(best, size);
+
+		/* Mark placed: leaf value is its end time (never 0: t_end > t_start >= 0). */
+		size_t leaf = leaves + i;
+		tree[leaf] = e;
+		for (leaf >>= 1; leaf; leaf >>= 1) {
+			uint64_t v = tree[2 * leaf] > tree[2 * leaf + 1] ? tree[2 * leaf]
+									 : tree[2 * leaf + 1];
+			if (tree[leaf] == v)
+				break;
+			tree[leaf] = v;
+		}
+	}
+	*arena_bytes = arena;
+
+err_free:
+	free(tree);
+	free(spans);
+	return ret;
+}
+
+/* ---- orders ---- */
+
+struct order_ctx {
+	const struct plan_item *it;
+	const uint64_t *key; /* primary key, larger first; NULL for a built-in */
+	enum greedy_order kind;
+};
+
+static uint64_t lifetime(const struct plan_item *x)
+{
+	return x->t_end - x->t_start;
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int cmp_order(const void *pa, const void *pb, void *vctx)
+{
+	const struct order_ctx *c = vctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const struct plan_item *x = &c->it[a], *y = &c->it[b];
+	int r = 0;
+
+	switch (c->kind) {
+	case GREEDY_BY_SIZE:
+		r = cmp_u64_desc(x->size_bytes, y->size_bytes);
+		if (!r)
+			r = cmp_u64_desc(lifetime(x), lifetime(y));
+		break;
+	case GREEDY_BY_AREA: {
+		/* Compare size x lifetime without overflow, in long double. */
+		long double ax = (long double)x->size_bytes * lifetime(x);
+		long double ay = (long double)y->size_bytes * lifetime(y);
+		r = ax > ay ? -1 : ax < ay;
+		if (!r)
+			r = cmp_u64_desc(x->size_bytes, y->size_bytes);
+		break;
+	}
+	case GREEDY_BY_LIFETIME:
+		r = cmp_u64_desc(lifetime(x), lifetime(y));
+		if (!r)
+			r = cmp_u64_desc(x->size_bytes, y->size_bytes);
+		break;
+	case GREEDY_BY_START:
+		r = x->t_start < y->t_start ? -1 : x->t_start > y->t_start;
+		if (!r)
+			r = cmp_u64_desc(x->size_bytes, y->size_bytes);
+		break;
+	case GREEDY_BY_CONFLICT:
+		r = cmp_u64_desc(c->key[a], c->key[b]);
+		if (!r)
+			r = cmp_u64_desc(x->size_bytes, y->size_bytes);
+		break;
+	default:
+		break;
+	}
+	if (!r)
+		r = a < b ? -1 : a > b;
+	return r;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* For each item, the highest load (live bytes) during its lifetime. */
+static int peak_load_keys(const struct plan_item *it, size_t m, uint64_t *key)
+{
+	uint64_t *times = NULL, *tree = NULL;
+	size_t nt = 0, leaves = 1;
+	int ret = 0;
+
+	times = malloc(2 * m * sizeof(*times));
+	if (!times)
+		return -ENOMEM;
+	for (size_t i = 0; i < m; i++) {
+		times[nt++] = it[i].t_start;
+		times[nt++] = it[i].t_end;
+	}
+	qsort(times, nt, sizeof(*times), cmp_u64);
+	size_t u = 0;
+	for (size_t i = 0; i < nt; i++)
+		if (!u || times[u - 1] != times[i])
+			times[u++] = times[i];
+	nt = u;
+	while (leaves < nt)
+		leaves *= 2;
+	tree = calloc(2 * leaves, sizeof(*tree));
+	if (!tree) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	/* Difference array over sections [times[k], times[k+1]). */
+	for (size_t i = 0; i < m; i++) {
+		size_t a = (size_t)((uint64_t *)bsearch(&it[i].t_start, times, nt, sizeof(*times),
+							 cmp_u64) - times);
+		size_t b = (size_t)((uint64_t *)bsearch(&it[i].t_end, times, nt, sizeof(*times),
+							 cmp_u64) - times);
+		tree[leaves + a] += it[i].size_bytes;
+		tree[leaves + b] -= it[i].size_bytes;
+	}
+	uint64_t run = 0;
+	for (size_t k = 0; k < leaves; k++) {
+		run += tree[leaves + k];
+		tree[leaves + k] = run;
+	}
+	for (size_t k = leaves - 1; k >= 1; k--)
+		tree[k] = tree[2 * k] > tree[2 * k + 1] ? tree[2 * k] : tree[2 * k + 1];
+	for (size_t i = 0; i < m; i++) {
+		size_t a = (size_t)((uint64_t *)bsearch(&it[i].t_start, times, nt, sizeof(*times),
+							 cmp_u64) - times);
+		size_t b = (size_t)((uint64_t *)bsearch(&it[i].t_end, times, nt, sizeof(*times),
+							 cmp_u64) - times);
+		uint64_t best = 0;
+		for (size_t l = a + leaves, r = b + leaves; l < r; l >>= 1, r >>= 1) {
+			if (l & 1) {
+				if (tree[l] > best)
+					best = tree[l];
+				l++;
+			}
+			if (r & 1) {
+				r--;
+				if (tree[r] > best)
+					best = tree[r];
+			}
+		}
+		key[i] = best;
+	}
+
+err_free:
+	free(times);
+	free(tree);
+	return ret;
+}
+
+int greedy_make_order(const struct plan_item *it, size_t m, enum greedy_order kind,
+		      uint32_t *order)
+{
+	struct order_ctx c = {it, NULL, kind};
+	uint64_t *key = NULL;
+	int ret;
+
+	if (kind == GREEDY_BY_CONFLICT) {
+		key = malloc(m * sizeof(*key));
+		if (!key)
+			return -ENOMEM;
+		ret = peak_load_keys(it, m, key);
+		if (ret) {
+			free(key);
+			return ret;
+		}
+		c.key = key;
+	}
+	for (size_t i = 0; i < m; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, m, sizeof(*order), cmp_order, &c);
+	free(key);
+	return 0;
+}

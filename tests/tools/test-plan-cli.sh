@@ -1,0 +1,92 @@
+#!/bin/sh
+# Test of `memplan plan --csv`: exit codes (0, 2 on a usage error, 1 on a missing
+# or bad file), and that the written plan has an offset column, is valid by an
+# independent awk checker, and is no smaller than the lower bound it reports.
+# Needs MEMPLAN (the CLI) and MEMPLAN_DSA_DIR (the benchmark CSV files).
+set -u
+
+: "${MEMPLAN:?set MEMPLAN to the memplan binary}"
+if [ -z "${MEMPLAN_DSA_DIR:-}" ] || [ ! -f "$MEMPLAN_DSA_DIR/input.12.csv" ]; then
+	echo "skip: MEMPLAN_DSA_DIR does not hold the dsa instances"
+	exit 77
+fi
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# Validates a planned CSV (id,lower,upper,size[,alignment],offset) by brute force
+# over all pairs; prints the arena height.
+check_plan() {
+	awk -F, '
+	NR == 1 {
+		for (i = 1; i <= NF; i++) col[$i] = i
+		if (!("offset" in col) || !("lower" in col) || !("upper" in col) || !("size" in col)) {
+			print "no offset column" > "/dev/stderr"; exit 1
+		}
+		next
+	}
+	{
+		n++; lo[n] = $col["lower"] + 0; hi[n] = $col["upper"] + 0
+		sz[n] = $col["size"] + 0; off[n] = $col["offset"] + 0
+		if (off[n] != int(off[n]) || off[n] < 0) { print "bad offset " $0 > "/dev/stderr"; exit 1 }
+		if ("alignment" in col && off[n] % ($col["alignment"] + 0)) { print "misaligned " $0 > "/dev/stderr"; exit 1 }
+		if (off[n] + sz[n] > top) top = off[n] + sz[n]
+	}
+	END {
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) {
+			if (sz[i] == 0 || sz[j] == 0) continue
+			if (lo[i] < hi[j] && lo[j] < hi[i] && off[i] < off[j] + sz[j] && off[j] < off[i] + sz[i]) {
+				print "overlap at rows " i " and " j > "/dev/stderr"; exit 1
+			}
+		}
+		print top
+	}' "$1"
+}
+
+# Usage errors exit 2.
+"$MEMPLAN" plan >/dev/null 2>&1; [ $? -eq 2 ] || fail "no arguments should exit 2"
+"$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" --time-limit abc >/dev/null 2>&1
+[ $? -eq 2 ] || fail "bad --time-limit should exit 2"
+"$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" --bogus >/dev/null 2>&1
+[ $? -eq 2 ] || fail "unknown option should exit 2"
+
+# A missing file and a bad file exit 1 and name the file.
+"$MEMPLAN" plan --csv "$tmp/missing.csv" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || fail "missing file should exit 1"
+grep -q "memplan: $tmp/missing.csv: " "$tmp/err" || fail "error does not name the file"
+printf 'id,lower,upper,size\na,0,3,4\nb,3,3,4\n' >"$tmp/bad.csv"
+"$MEMPLAN" plan --csv "$tmp/bad.csv" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || fail "bad file should exit 1"
+grep -q "line 3" "$tmp/err" || fail "error does not name line 3"
+
+# input.12.csv to stdout: optimum 12.
+"$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" --time-limit 1 >"$tmp/12.csv" 2>"$tmp/err" ||
+	fail "input.12.csv failed: $(cat "$tmp/err")"
+head -n 1 "$tmp/12.csv" | grep -q '^id,lower,upper,size,offset$' || fail "no offset column"
+[ "$(wc -l <"$tmp/12.csv")" -eq 6 ] || fail "input.12.csv: expected 5 rows"
+top=$(check_plan "$tmp/12.csv") || fail "input.12.csv: invalid plan"
+[ "$top" -eq 12 ] || fail "input.12.csv: arena $top, expected 12"
+grep -q "arena 12 bytes, lower bound 12 bytes" "$tmp/err" || fail "stderr lacks the figures"
+
+# Two challenging instances with -o and a short limit.
+for f in A.1048576.csv K.1048576.csv; do
+	"$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/$f" -o "$tmp/$f" --time-limit 1 2>"$tmp/err" ||
+		fail "$f failed: $(cat "$tmp/err")"
+	top=$(check_plan "$tmp/$f") || fail "$f: invalid plan"
+	arena=$(sed -n 's/.*arena \([0-9]*\) bytes.*/\1/p' "$tmp/err")
+	lb=$(sed -n 's/.*lower bound \([0-9]*\) bytes.*/\1/p' "$tmp/err")
+	[ -n "$arena" ] && [ -n "$lb" ] || fail "$f: no figures on stderr"
+	[ "$arena" -ge "$lb" ] || fail "$f: arena $arena below lower bound $lb"
+	[ "$top" -le "$arena" ] || fail "$f: plan height $top above reported arena $arena"
+	[ "$(wc -l <"$tmp/$f")" -eq "$(wc -l <"$MEMPLAN_DSA_DIR/$f")" ] || fail "$f: row count"
+done
+
+# An unwritable output exits 1 and leaves nothing behind.
+"$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" -o "$tmp/nodir/out.csv" --time-limit 0 \
+	2>/dev/null
+[ $? -eq 1 ] || fail "unwritable output should exit 1"
+exit 0

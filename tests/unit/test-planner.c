@@ -1,0 +1,175 @@
+/* Unit test of the planner. Every plan is checked here by brute force (no shared
+ * code with the planner or the checker): alignment, and no two blocks that share
+ * a moment share a byte. Instances whose optimum is known by construction (a
+ * rectangle of time x space cut into pieces) must be solved to that optimum. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "planner.h"
+
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t rnd(struct rng *r, uint64_t bound)
+{
+	r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
+	return (r->s >> 17) % bound;
+}
+
+/* O(n^2) check; returns the arena. */
+static uint64_t brute_check(const struct block *b, size_t n)
+{
+	uint64_t arena = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		CHECK(b[i].offset_bytes % b[i].align_bytes == 0);
+		if (b[i].size_bytes && b[i].offset_bytes + b[i].size_bytes > arena)
+			arena = b[i].offset_bytes + b[i].size_bytes;
+		for (size_t j = i + 1; j < n; j++) {
+			if (!b[i].size_bytes || !b[j].size_bytes)
+				continue;
+			if (b[i].t_start < b[j].t_end && b[j].t_start < b[i].t_end) {
+				int disjoint = b[i].offset_bytes + b[i].size_bytes <= b[j].offset_bytes ||
+					       b[j].offset_bytes + b[j].size_bytes <= b[i].offset_bytes;
+				if (!disjoint) {
+					fprintf(stderr, "blocks %zu and %zu overlap\n", i, j);
+					exit(1);
+				}
+			}
+		}
+	}
+	return arena;
+}
+
+static struct planner_result solve(struct block *b, size_t n, double limit_s)
+{
+	struct planner_options opt = {.time_limit_s = limit_s};
+	struct planner_result res;
+	uint64_t lb;
+
+	CHECK_EQ_U64(planner_solve(b, n, &opt, &res), 0);
+	CHECK_EQ_U64(brute_check(b, n), res.arena_bytes);
+	CHECK_EQ_U64(planner_lower_bound(b, n, &lb), 0);
+	CHECK_EQ_U64(lb, res.lower_bound_bytes);
+	CHECK(res.arena_bytes >= res.lower_bound_bytes);
+	CHECK_EQ_U64(res.proven_optimal, res.arena_bytes == res.lower_bound_bytes);
+	return res;
+}
+
+#define B(size, start, end) {(size), (start), (end), 0, 1}
+
+static void test_lower_bound_examples(void)
+{
+	/* MiniMalloc's README example (input.12.csv): optimum 12. */
+	struct block b[] = {B(4, 0, 3), B(4, 3, 9), B(4, 0, 9), B(4, 9, 21), B(4, 0, 21)};
+	uint64_t lb;
+	CHECK_EQ_U64(planner_lower_bound(b, 5, &lb), 0);
+	CHECK_EQ_U64(lb, 12);
+	struct planner_result r = solve(b, 5, 0);
+	CHECK_EQ_U64(r.arena_bytes, 12);
+
+	/* Frees before allocations at equal times: a chain of touching blocks. */
+	struct block c[] = {B(10, 0, 5), B(20, 5, 6), B(30, 6, 100), B(5, 6, 7)};
+	CHECK_EQ_U64(planner_lower_bound(c, 4, &lb), 0);
+	CHECK_EQ_U64(lb, 35);
+	/* Zero-size blocks and empty input. */
+	struct block z[] = {B(0, 0, 10), B(0, 5, 5)};
+	CHECK_EQ_U64(planner_lower_bound(z, 2, &lb), 0);
+	CHECK_EQ_U64(lb, 0);
+	CHECK_EQ_U64(planner_lower_bound(z, 0, &lb), 0);
+	CHECK_EQ_U64(lb, 0);
+	r = solve(z, 2, 0);
+	CHECK_EQ_U64(r.arena_bytes, 0);
+	/* Infinity ends never free. */
+	struct block inf[] = {B(7, 0, BLOCK_T_INFINITY), B(3, 1u << 30, BLOCK_T_INFINITY),
+			      B(100, 5, 6)};
+	CHECK_EQ_U64(planner_lower_bound(inf, 3, &lb), 0);
+	CHECK_EQ_U64(lb, 107);
+	r = solve(inf, 3, 0.5);
+	CHECK_EQ_U64(r.arena_bytes, 107);
+}
+
+static void test_bad_input(void)
+{
+	struct block b[] = {B(4, 5, 5)};
+	CHECK(planner_solve(b, 1, NULL, NULL) == -EINVAL);
+	struct block c[] = {{4, 0, 5, 0, 6}};
+	CHECK(planner_solve(c, 1, NULL, NULL) == -EINVAL);
+	/* An empty lifetime is fine for a zero-size block. */
+	struct block d[] = {B(0, 5, 5), B(4, 0, 1)};
+	CHECK_EQ_U64(planner_solve(d, 2, NULL, NULL), 0);
+	CHECK_EQ_U64(d[1].offset_bytes, 0);
+}
+
+static void test_zero_size_and_alignment(void)
+{
+	struct rng r = {7};
+	struct block b[300];
+	for (size_t i = 0; i < 300; i++) {
+		b[i].t_start = rnd(&r, 1000);
+		b[i].t_end = b[i].t_start + 1 + rnd(&r, 200);
+		b[i].size_bytes = i % 7 == 0 ? 0 : 1 + rnd(&r, 5000);
+		b[i].align_bytes = 1ull << rnd(&r, 13);
+		b[i].offset_bytes = 12345;
+	}
+	for (int limit = 0; limit < 2; limit++) {
+		solve(b, 300, limit * 0.3);
+		for (size_t i = 0; i < 300; i += 7)
+			CHECK_EQ_U64(b[i].offset_bytes, 0);
+	}
+}
+
+static void test_huge_sizes(void)
+{
+	struct block b[] = {B(1ull << 41, 0, 10), B(1ull << 40, 5, 20), B(3ull << 40, 10, 30),
+			    {1ull << 40, 0, 30, 0, 1ull << 40}};
+	struct planner_result r = solve(b, 4, 0.2);
+	CHECK_EQ_U64(r.lower_bound_bytes, 5ull << 40);
+	CHECK(r.arena_bytes <= 6ull << 40);
+}
+
+static void test_timeline_split(void)
+{
+	/* Two parts that never share a moment: each starts at offset 0. */
+	struct block b[] = {B(100, 0, 10), B(50, 5, 10), B(80, 10, 20), B(80, 12, 30),
+			    B(10, 40, 50)};
+	struct planner_result r = solve(b, 5, 0);
+	CHECK_EQ_U64(r.lower_bound_bytes, 160);
+	CHECK_EQ_U64(r.arena_bytes, 160);
+	CHECK_EQ_U64(b[4].offset_bytes, 0);
+	CHECK(b[2].offset_bytes == 0 || b[3].offset_bytes == 0);
+}
+
+static void test_random_valid(void)
+{
+	struct rng r = {99};
+	for (int round = 0; round < 40; round++) {
+		size_t n = 1 + rnd(&r, 400);
+		struct block *b = calloc(n, sizeof(*b));
+		CHECK(b != NULL);
+		uint64_t span = 1 + rnd(&r, 2000);
+		for (size_t i = 0; i < n; i++) {
+			b[i].t_start = rnd(&r, span);
+			b[i].t_end = rnd(&r, 10) == 0 ? BLOCK_T_INFINITY
+						      : b[i].t_start + 1 + rnd(&r, span / 4 + 1);
+			b[i].size_bytes = rnd(&r, 8) == 0 ? 0 : 1 + rnd(&r, 1u << (rnd(&r, 20) + 1));
+			b[i].align_bytes = 1ull << rnd(&r, 6);
+		}
+		solve(b, n, round % 4 == 0 ? 0.05 : 0);
+		free(b);
+	}
+}
+
+int main(void)
+{
+	test_lower_bound_examples();
+	test_bad_input();
+	test_zero_size_and_alignment();
+	test_huge_sizes();
+	test_timeline_split();
+	test_random_valid();
+	return 0;
+}

@@ -1,0 +1,221 @@
+/* `memplan plan`: solve a packing instance offline.
+ *
+ *   memplan plan --csv IN [-o OUT] [--time-limit SECONDS] [--capacity BYTES] [--threads N]
+ *
+ * reads a MiniMalloc CSV instance, plans it, checks the plan with the independent
+ * checker (always: a planner bug must never reach the output silently), and writes
+ * the rows with an offset column to OUT (atomically) or to stdout. The figures go
+ * to stderr. The default time limit is 10 s: enough for the exact search to settle
+ * the small hard instances, short enough to run by hand.
+ *
+ * Each input kind has its own *_main function; the option parser only decides
+ * which one runs, so that another mode (e.g. replanning a plan file) slots in. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "checker.h"
+#include "commands.h"
+#include "csv_instance.h"
+#include "planner.h"
+
+#define PLAN_DEFAULT_TIME_LIMIT_S 10.0
+
+struct plan_args {
+	const char *csv_path;
+	const char *out_path;
+	double time_limit_s;
+	uint64_t capacity_bytes;
+	unsigned threads;
+};
+
+static void plan_usage(FILE *f)
+{
+	fprintf(f, "usage: memplan plan --csv IN [-o OUT] [--time-limit SECONDS]"
+		   " [--capacity BYTES] [--threads N]\n"
+		   "  Plans a MiniMalloc CSV instance (id,lower,upper,size[,alignment]) and\n"
+		   "  writes it back with an offset column (stdout without -o).\n"
+		   "  --time-limit  seconds of improvement after the first plan (default %.0f;"
+		   " 0 = fast heuristic only)\n"
+		   "  --capacity    stop as soon as the arena fits in BYTES\n"
+		   "  --threads     worker threads (default: one per CPU)\n",
+		PLAN_DEFAULT_TIME_LIMIT_S);
+}
+
+static int parse_u64_arg(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static void plan_progress(void *ctx, uint64_t best_bytes, uint64_t lower_bound_bytes,
+			  double elapsed_s)
+{
+	(void)ctx;
+	fprintf(stderr, "\rmemplan: plan: best %" PRIu64 " bytes, lower bound %" PRIu64
+		" (x%.4f), %.1f s   ", best_bytes, lower_bound_bytes,
+		lower_bound_bytes ? (double)best_bytes / (double)lower_bound_bytes : 1.0,
+		elapsed_s);
+	fflush(stderr);
+}
+
+static int plan_csv_main(const struct plan_args *a)
+{
+	struct csv_instance inst;
+	struct planner_result res;
+	char why[512];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = NULL;
+	int ret, status = 1, show_progress = isatty(STDERR_FILENO);
+
+	ret = csv_instance_read(a->csv_path, &inst, why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, "memplan: %s: %s\n", a->csv_path, why);
+		return 1;
+	}
+
+	struct planner_options opt = {
+		.time_limit_s = a->time_limit_s,
+		.capacity_bytes = a->capacity_bytes,
+		.threads = a->threads,
+		.progress = show_progress ? plan_progress : NULL,
+		.progress_ctx = NULL,
+	};
+	ret = planner_solve(inst.blocks, inst.n, &opt, &res);
+	if (show_progress)
+		fputc('\n', stderr);
+	if (ret) {
+		fprintf(stderr, "memplan: %s: planning failed: %s\n", a->csv_path, strerror(-ret));
+		goto err_free;
+	}
+	ret = checker_validate(inst.blocks, inst.n, res.arena_bytes, why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, "memplan: %s: internal error, the plan is invalid: %s\n",
+			a->csv_path, ret == -EINVAL ? why : strerror(-ret));
+		goto err_free;
+	}
+
+	mem = open_memstream(&buf, &len);
+	if (!mem) {
+		fprintf(stderr, "memplan: %s: %s\n", a->csv_path, strerror(errno));
+		goto err_free;
+	}
+	ret = csv_instance_write(mem, &inst);
+	if (fclose(mem) && !ret)
+		ret = -EIO;
+	mem = NULL;
+	if (ret) {
+		fprintf(stderr, "memplan: %s: cannot format the output: %s\n", a->csv_path,
+			strerror(-ret));
+		goto err_free;
+	}
+	if (a->out_path) {
+		ret = atomic_file_write(a->out_path, buf, len);
+		if (ret) {
+			fprintf(stderr, "memplan: %s: %s\n", a->out_path, strerror(-ret));
+			goto err_free;
+		}
+	} else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout)) {
+		fprintf(stderr, "memplan: <stdout>: %s\n", strerror(errno));
+		goto err_free;
+	}
+
+	fprintf(stderr, "memplan: %s: %zu blocks, arena %" PRIu64 " bytes, lower bound %" PRIu64
+		" bytes, ratio %.4f, %.2f s%s\n", a->csv_path, inst.n, res.arena_bytes,
+		res.lower_bound_bytes,
+		res.lower_bound_bytes ? (double)res.arena_bytes / (double)res.lower_bound_bytes
+				      : 1.0,
+		res.elapsed_s, res.proven_optimal ? " (optimal)" : "");
+	if (a->capacity_bytes && res.arena_bytes > a->capacity_bytes)
+		fprintf(stderr, "memplan: %s: no plan within capacity %" PRIu64
+			" bytes was found; wrote the best one\n", a->csv_path, a->capacity_bytes);
+	status = 0;
+
+err_free:
+	free(buf);
+	csv_instance_free(&inst);
+	return status;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"csv", required_argument, NULL, 'c'},
+		{"output", required_argument, NULL, 'o'},
+		{"time-limit", required_argument, NULL, 't'},
+		{"capacity", required_argument, NULL, 'C'},
+		{"threads", required_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct plan_args a = {.time_limit_s = PLAN_DEFAULT_TIME_LIMIT_S};
+	uint64_t v;
+	char *end;
+	int c;
+
+	optind = 0; /* glibc: full reset, the dispatcher may have parsed already */
+	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			a.csv_path = optarg;
+			break;
+		case 'o':
+			a.out_path = optarg;
+			break;
+		case 't':
+			errno = 0;
+			a.time_limit_s = strtod(optarg, &end);
+			if (errno || *end || !*optarg || !(a.time_limit_s >= 0) ||
+			    a.time_limit_s > 1e9) {
+				fprintf(stderr, "memplan: plan: bad --time-limit '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'C':
+			if (parse_u64_arg(optarg, &a.capacity_bytes)) {
+				fprintf(stderr, "memplan: plan: bad --capacity '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'j':
+			if (parse_u64_arg(optarg, &v) || v > 1024) {
+				fprintf(stderr, "memplan: plan: bad --threads '%s'\n", optarg);
+				return 2;
+			}
+			a.threads = (unsigned)v;
+			break;
+		case 'h':
+			plan_usage(stdout);
+			return 0;
+		default:
+			plan_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "memplan: plan: unexpected argument '%s'\n", argv[optind]);
+		plan_usage(stderr);
+		return 2;
+	}
+	if (!a.csv_path) {
+		fprintf(stderr, "memplan: plan: --csv IN is required\n");
+		plan_usage(stderr);
+		return 2;
+	}
+	return plan_csv_main(&a);
+}
