@@ -7,7 +7,8 @@
 
 /* Plans entries[0..n) in place. Offsets are rounded to the replay granule so that
  * replay can track occupancy per granule: every block is planned with at least
- * granule alignment and a granule-multiple size. */
+ * granule alignment and a granule-multiple size. An in-place realloc entry takes no
+ * space: its block's lifetime is stretched over it and it gets the same offset. */
 static int plan_entries(struct plan_entry *entries, uint64_t n, const struct planner_options *opt,
 			struct plan_image_record *rec)
 {
@@ -20,7 +21,20 @@ static int plan_entries(struct plan_entry *entries, uint64_t n, const struct pla
 	if (!blocks)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++) {
+		struct plan_entry *root;
+		if (!entries[i].in_place_of)
+			continue;
+		root = &entries[entries[i].in_place_of - 1];
+		if (entries[i].t_end > root->t_end)
+			root->t_end = entries[i].t_end;
+	}
+	for (uint64_t i = 0; i < n; i++) {
 		const struct plan_entry *e = &entries[i];
+		if (e->in_place_of) {
+			/* Zero size: conflicts with nothing; the offset is set below. */
+			blocks[i] = (struct block){0, e->t_start, e->t_end, 0, 1};
+			continue;
+		}
 		uint64_t granules = (e->size_bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES;
 		blocks[i].size_bytes = granules * PLAN_GRANULE_BYTES;
 		blocks[i].t_start = e->t_start;
@@ -32,7 +46,9 @@ static int plan_entries(struct plan_entry *entries, uint64_t n, const struct pla
 	if (r < 0)
 		goto out;
 	for (uint64_t i = 0; i < n; i++)
-		entries[i].offset_bytes = blocks[i].offset_bytes;
+		entries[i].offset_bytes = entries[i].in_place_of
+						  ? blocks[entries[i].in_place_of - 1].offset_bytes
+						  : blocks[i].offset_bytes;
 	rec->arena_bytes = result.arena_bytes;
 	rec->lower_bound_bytes = result.lower_bound_bytes;
 out:
@@ -58,16 +74,20 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 	struct plan_site *sites;
 	struct plan_entry *entries;
 	uint64_t *next; /* per site: where its next entry goes */
+	uint64_t *entry_of = NULL, *root_of = NULL; /* per alloc: its entry, its chain root */
 	int r = -ENOMEM;
 
 	for (uint64_t i = 0; i < alloc_count; i++)
-		if (check_alloc(&allocs[i], site_count) < 0)
+		if (check_alloc(&allocs[i], site_count) < 0 ||
+		    (allocs[i].realloc_of != RECORDED_NOT_REALLOC && allocs[i].realloc_of >= i))
 			return -EINVAL;
 
 	sites = malloc((site_count ? site_count : 1) * sizeof(*sites));
 	entries = malloc((alloc_count ? alloc_count : 1) * sizeof(*entries));
 	next = calloc(site_count ? site_count : 1, sizeof(*next));
-	if (!sites || !entries || !next)
+	entry_of = malloc((alloc_count ? alloc_count : 1) * sizeof(*entry_of));
+	root_of = malloc((alloc_count ? alloc_count : 1) * sizeof(*root_of));
+	if (!sites || !entries || !next || !entry_of || !root_of)
 		goto err_free;
 
 	/* Counting sort by site; stable, so occurrence order is allocation order. */
@@ -94,11 +114,23 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 			.t_end = a->t_end,
 			.align_bytes = a->align_bytes,
 		};
+		entry_of[i] = at;
+		/* A realloc that fits the block it came from stays there in replay. */
+		root_of[i] = i;
+		if (a->realloc_of != RECORDED_NOT_REALLOC) {
+			uint64_t root = root_of[a->realloc_of];
+			if (a->size_bytes <= allocs[root].size_bytes) {
+				root_of[i] = root;
+				entries[at].in_place_of = entry_of[root] + 1;
+			}
+		}
 	}
 
 	r = plan_entries(entries, alloc_count, opt, &image->record);
 	if (r < 0)
 		goto err_free;
+	free(root_of);
+	free(entry_of);
 	free(next);
 	image->record.entry_count = alloc_count;
 	image->sites = sites;
@@ -108,6 +140,8 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 	return 0;
 
 err_free:
+	free(root_of);
+	free(entry_of);
 	free(next);
 	free(entries);
 	free(sites);

@@ -15,8 +15,12 @@ struct recorded_alloc {
 	uint32_t align_bytes;
 	uint64_t size_bytes;
 	uint64_t t_start;
-	uint64_t t_end; /* PLAN_T_INFINITY if never freed */
+	uint64_t t_end;       /* PLAN_T_INFINITY if never freed */
+	uint64_t realloc_of;  /* index of the allocation this realloc replaced, or
+				 RECORDED_NOT_REALLOC */
 };
+
+#define RECORDED_NOT_REALLOC UINT64_MAX
 
 /* On input image->sites[0..site_count) hold each site's key and frames (their
  * entry ranges are ignored); allocs are in allocation order. On success, *sites_out

@@ -128,6 +128,13 @@ static int image_validate(const struct plan_image *im, uint32_t index, char *why
 				return fail(why, why_len, -EINVAL,
 					    "image %u: entry %llu lies outside the arena", index,
 					    (unsigned long long)(site->first_entry + k));
+			if (e->in_place_of &&
+			    (e->in_place_of > r->entry_count ||
+			     im->entries[e->in_place_of - 1].in_place_of ||
+			     im->entries[e->in_place_of - 1].offset_bytes != e->offset_bytes))
+				return fail(why, why_len, -EINVAL,
+					    "image %u: entry %llu continues an invalid entry", index,
+					    (unsigned long long)(site->first_entry + k));
 			if (e->t_end <= e->t_start)
 				return fail(why, why_len, -EINVAL,
 					    "image %u: entry %llu has an empty lifetime", index,

@@ -98,6 +98,10 @@ struct plan_site {
 };
 static_assert(sizeof(struct plan_site) == 32, "site layout");
 
+/* A realloc that fits its block's planned size stays in place when replayed. Such an
+ * entry takes no space of its own: it names the entry whose block it continues
+ * (in_place_of = that entry's index + 1, 0 otherwise), shares its offset, and that
+ * block's lifetime is extended to cover it. */
 struct plan_entry {
 	uint32_t site;
 	uint32_t occurrence;
@@ -106,9 +110,10 @@ struct plan_entry {
 	uint64_t t_start;
 	uint64_t t_end; /* exclusive; PLAN_T_INFINITY if never freed */
 	uint32_t align_bytes;
-	uint32_t flags;
+	uint32_t flags; /* reserved, 0 */
+	uint64_t in_place_of;
 };
-static_assert(sizeof(struct plan_entry) == 48, "entry layout");
+static_assert(sizeof(struct plan_entry) == 56, "entry layout");
 
 /* One image: its record and its tables. From the reader, the pointers point into
  * the validated buffer; for the writer, the caller fills them in (the *_offset

@@ -49,6 +49,8 @@ int plan_summary_sites(const struct plan_image *image, struct site_summary **out
 	}
 	for (uint64_t i = 0; i < n; i++) {
 		const struct plan_entry *e = &image->entries[i];
+		if (e->in_place_of)
+			continue; /* its bytes are its block's, already counted */
 		ev[events++] = (struct event){e->t_start, (int64_t)e->size_bytes};
 		if (e->t_end != PLAN_T_INFINITY)
 			ev[events++] = (struct event){e->t_end, -(int64_t)e->size_bytes};
@@ -70,7 +72,7 @@ int plan_summary_sites(const struct plan_image *image, struct site_summary **out
 		struct site_summary *sum = &sums[e->site];
 		sum->allocations++;
 		sum->total_bytes += e->size_bytes;
-		if (best && e->t_start <= best_t && best_t < e->t_end) {
+		if (!e->in_place_of && best && e->t_start <= best_t && best_t < e->t_end) {
 			sum->bytes_at_peak += e->size_bytes;
 			sum->blocks_at_peak++;
 		}

@@ -1,0 +1,30 @@
+/**
+ * @file memplan.h
+ * The public interface of memplan.
+ *
+ * memplan is used without code changes: a program runs under
+ * `LD_PRELOAD=libmemplan.so` (or `memplan record` / `memplan replay`). The preload
+ * library exports only the libc allocation, exec and _exit names it interposes.
+ * This header documents the environment contract and the plan file constants that
+ * programs and scripts may rely on.
+ */
+#ifndef MEMPLAN_H
+#define MEMPLAN_H
+
+/** The plan file format version this release reads and writes. */
+#define MEMPLAN_PLAN_FORMAT_VERSION 1
+
+/** Environment variable: `record`, `replay` or `off`. */
+#define MEMPLAN_ENV_MODE "MEMPLAN_MODE"
+/** Environment variable: the plan file to write (record) or read (replay). */
+#define MEMPLAN_ENV_PLAN "MEMPLAN_PLAN"
+/** Environment variable: frames per call site when recording (1 to 64). */
+#define MEMPLAN_ENV_DEPTH "MEMPLAN_DEPTH"
+/** Environment variable: replay statistics file (JSON Lines, appended at exit). */
+#define MEMPLAN_ENV_STATS "MEMPLAN_STATS"
+/** Environment variable: `1` to populate the whole arena at start-up. */
+#define MEMPLAN_ENV_PREFAULT "MEMPLAN_PREFAULT"
+/** Environment variable: planner time budget per image when recording, seconds. */
+#define MEMPLAN_ENV_PLAN_SECONDS "MEMPLAN_PLAN_SECONDS"
+
+#endif /* MEMPLAN_H */

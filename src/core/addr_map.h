@@ -1,0 +1,37 @@
+/* A hash map from non-zero 64-bit keys (addresses, offsets) to 64-bit values, for
+ * the allocation paths: open addressing with linear probing and backward-shift
+ * deletion, so a churn of inserts and removes leaves no tombstones and lookups
+ * stay short. Not thread-safe: callers hold their own lock. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct addr_map_slot {
+	uint64_t key; /* 0: empty */
+	uint64_t value;
+};
+
+struct addr_map {
+	struct addr_map_slot *slots;
+	uint64_t mask; /* capacity - 1; capacity is a power of two */
+	uint64_t count;
+};
+
+/* Initialises an empty map with room for about capacity keys before it grows.
+ * Returns 0 or -ENOMEM. May allocate. */
+int addr_map_init(struct addr_map *map, uint64_t capacity);
+
+void addr_map_fini(struct addr_map *map);
+
+/* Inserts or replaces key (non-zero). Returns 0 or -ENOMEM (map unchanged).
+ * May allocate (when it grows). */
+int addr_map_put(struct addr_map *map, uint64_t key, uint64_t value);
+
+/* Looks key up; returns true and sets *value if present. Does not allocate. */
+bool addr_map_get(const struct addr_map *map, uint64_t key, uint64_t *value);
+
+/* Removes key; returns true and sets *value (may be NULL) if it was present. Does
+ * not allocate. */
+bool addr_map_remove(struct addr_map *map, uint64_t key, uint64_t *value);

@@ -1,0 +1,93 @@
+/* Merging images into a shared plan file, see plan_store.h. */
+#define _GNU_SOURCE
+#include "plan_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+
+/* Locks the directory that holds path: no lock file is left behind. */
+static int lock_directory(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+	int fd;
+
+	if (len >= sizeof(dir))
+		return -ENAMETOOLONG;
+	if (slash == path)
+		len = 1; /* the root directory */
+	if (len)
+		memcpy(dir, path, len);
+	else
+		dir[len++] = '.';
+	dir[len] = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			int r = -errno;
+			close(fd);
+			return r;
+		}
+	}
+	return fd;
+}
+
+int plan_store_merge(const char *path, uint64_t record_id, const struct plan_image *image)
+{
+	struct plan_image *images = NULL;
+	uint32_t count = 0, old_count = 0;
+	void *old = NULL, *out = NULL;
+	size_t old_len = 0, out_len = 0;
+	bool add_new = true;
+	int lock_fd, r;
+
+	lock_fd = lock_directory(path);
+	if (lock_fd < 0)
+		return lock_fd;
+	/* A missing, foreign or corrupt old file is simply replaced. */
+	if (plan_file_load(path, &old, &old_len, NULL, 0) == 0 &&
+	    plan_file_header(old)->record_id == record_id)
+		old_count = plan_file_header(old)->image_count;
+
+	images = calloc((size_t)old_count + 1, sizeof(*images));
+	if (!images) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < old_count; i++) {
+		struct plan_image im;
+		plan_file_image(old, i, &im);
+		if (im.record.exe_key == image->record.exe_key &&
+		    im.record.args_key == image->record.args_key) {
+			bool replace = im.record.pid == image->record.pid ||
+				       image->record.entry_count > im.record.entry_count;
+			if (replace)
+				continue;
+			add_new = false;
+		}
+		images[count++] = im;
+	}
+	if (add_new)
+		images[count++] = *image;
+	r = plan_file_serialize(images, count, record_id, &out, &out_len);
+	if (r < 0)
+		goto out;
+	r = atomic_file_write(path, out, out_len);
+out:
+	free(out);
+	free(images);
+	free(old);
+	close(lock_fd); /* releases the lock */
+	return r;
+}

@@ -1,0 +1,200 @@
+/* Call-site capture, see callsite.h. */
+#define _GNU_SOURCE
+#include "callsite.h"
+
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "addr_map.h"
+#include "modules.h"
+
+/* Frames of memplan itself above the caller: shim, mode, capture, plus room. */
+#define OWN_FRAMES_MAX 8
+
+static pthread_mutex_t callsite_mutex = PTHREAD_MUTEX_INITIALIZER;
+static unsigned callsite_depth;
+static struct callsite_interner interner;
+static struct addr_map raw_to_site;
+static struct module_table modules;
+static uintptr_t own_start, own_end;
+
+/* Modules that recorded frames refer to, in first-seen order, for the plan. */
+static struct plan_module *plan_modules;
+static uint32_t plan_module_count, plan_module_cap;
+static char *plan_strings;
+static uint64_t plan_strings_bytes, plan_strings_cap;
+static struct addr_map module_key_to_index;
+
+static int find_own_module(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	uintptr_t self = (uintptr_t)ctx;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && self >= s && self < s + ph->p_memsz) {
+			own_start = UINTPTR_MAX;
+			for (int j = 0; j < info->dlpi_phnum; j++) {
+				const ElfW(Phdr) *q = &info->dlpi_phdr[j];
+				uintptr_t qs = info->dlpi_addr + q->p_vaddr;
+				if (q->p_type != PT_LOAD)
+					continue;
+				if (qs < own_start)
+					own_start = qs;
+				if (qs + q->p_memsz > own_end)
+					own_end = qs + q->p_memsz;
+			}
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int callsite_init(unsigned depth, const struct callsite_interner *in)
+{
+	callsite_depth = depth;
+	interner = *in;
+	dl_iterate_phdr(find_own_module, (void *)(uintptr_t)callsite_init);
+	/* Per-thread caches: no lock inside libunwind on the hot path. */
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	if (addr_map_init(&raw_to_site, 1024) < 0 || addr_map_init(&module_key_to_index, 64) < 0)
+		return -ENOMEM;
+	return module_table_refresh(&modules);
+}
+
+/* The plan-module index for m, adding it on first sight. UINT32_MAX on ENOMEM. */
+static uint32_t plan_module_index(const struct module *m)
+{
+	uint64_t index;
+	size_t path_bytes = strlen(m->path);
+
+	if (addr_map_get(&module_key_to_index, m->key | 1, &index))
+		return (uint32_t)index;
+	if (plan_module_count == plan_module_cap) {
+		uint32_t cap = plan_module_cap ? 2 * plan_module_cap : 16;
+		struct plan_module *grown = realloc(plan_modules, cap * sizeof(*grown));
+		if (!grown)
+			return UINT32_MAX;
+		plan_modules = grown;
+		plan_module_cap = cap;
+	}
+	while (plan_strings_bytes + path_bytes + 1 > plan_strings_cap) {
+		uint64_t cap = plan_strings_cap ? 2 * plan_strings_cap : 4096;
+		char *grown = realloc(plan_strings, cap);
+		if (!grown)
+			return UINT32_MAX;
+		plan_strings = grown;
+		plan_strings_cap = cap;
+	}
+	struct plan_module *pm = &plan_modules[plan_module_count];
+	memset(pm, 0, sizeof(*pm));
+	pm->key = m->key;
+	pm->path_offset = (uint32_t)plan_strings_bytes;
+	pm->path_bytes = (uint32_t)path_bytes;
+	pm->build_id_bytes = m->build_id_bytes;
+	memcpy(pm->build_id, m->build_id, m->build_id_bytes);
+	memcpy(plan_strings + plan_strings_bytes, m->path, path_bytes + 1);
+	plan_strings_bytes += path_bytes + 1;
+	if (addr_map_put(&module_key_to_index, m->key | 1, plan_module_count) < 0)
+		return UINT32_MAX;
+	return plan_module_count++;
+}
+
+static const struct module unknown_module = {.key = 0, .path = (char *)"[unknown]"};
+
+/* Resolves raw return addresses to stable frames and interns the site. */
+static uint32_t resolve_site(void *const *ips, int count)
+{
+	struct plan_frame frames[CALLSITE_MAX_DEPTH];
+	uint64_t key_parts[2 * CALLSITE_MAX_DEPTH];
+
+	for (int i = 0; i < count; i++) {
+		uintptr_t ip = (uintptr_t)ips[i];
+		const struct module *m = module_table_find(&modules, ip);
+		if (!m && module_table_refresh(&modules) == 0)
+			m = module_table_find(&modules, ip);
+		/* JIT or unmapped code has no stable offset: one shared unknown module. */
+		if (!m)
+			m = &unknown_module;
+		frames[i].module = plan_module_index(m);
+		frames[i].reserved = 0;
+		frames[i].offset = m == &unknown_module ? 0 : ip - m->base;
+		if (frames[i].module == UINT32_MAX)
+			return CALLSITE_UNKNOWN; /* out of memory: do not cache a half site */
+		key_parts[2 * i] = m->key;
+		key_parts[2 * i + 1] = frames[i].offset;
+	}
+	uint64_t key = XXH3_64bits(key_parts, (size_t)count * 2 * sizeof(uint64_t));
+	return interner.intern(interner.ctx, key, frames, (uint32_t)count);
+}
+
+uint32_t callsite_capture(void)
+{
+	void *ips[CALLSITE_MAX_DEPTH + OWN_FRAMES_MAX];
+	int n = unw_backtrace(ips, (int)callsite_depth + OWN_FRAMES_MAX);
+	int first = 0;
+	uint64_t value, raw;
+	uint32_t site;
+
+	while (first < n && (uintptr_t)ips[first] >= own_start && (uintptr_t)ips[first] < own_end)
+		first++;
+	int count = n - first;
+	if (count > (int)callsite_depth)
+		count = (int)callsite_depth;
+	if (count <= 0)
+		return CALLSITE_UNKNOWN;
+	raw = XXH3_64bits(ips + first, (size_t)count * sizeof(void *)) | 1;
+
+	pthread_mutex_lock(&callsite_mutex);
+	if (addr_map_get(&raw_to_site, raw, &value)) {
+		pthread_mutex_unlock(&callsite_mutex);
+		return (uint32_t)value;
+	}
+	site = resolve_site(ips + first, count);
+	addr_map_put(&raw_to_site, raw, site); /* on ENOMEM we just resolve again */
+	pthread_mutex_unlock(&callsite_mutex);
+	return site;
+}
+
+void callsite_modules(const struct plan_module **out_modules, uint32_t *module_count,
+		      const char **strings, uint64_t *strings_bytes)
+{
+	*out_modules = plan_modules;
+	*module_count = plan_module_count;
+	*strings = plan_strings;
+	*strings_bytes = plan_strings_bytes;
+}
+
+void callsite_lock(void)
+{
+	pthread_mutex_lock(&callsite_mutex);
+}
+
+void callsite_unlock(void)
+{
+	pthread_mutex_unlock(&callsite_mutex);
+}
+
+void callsite_after_fork_child(void)
+{
+	pthread_mutex_init(&callsite_mutex, NULL);
+}
+
+uint64_t callsite_main_module_key(void)
+{
+	uint64_t key;
+
+	pthread_mutex_lock(&callsite_mutex);
+	key = module_table_main_key(&modules);
+	pthread_mutex_unlock(&callsite_mutex);
+	return key;
+}

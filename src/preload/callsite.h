@@ -1,0 +1,49 @@
+/* Call-site capture: the current stack, cut to the configured depth, reduced to
+ * (module identity, offset) frames and hashed into a key that is the same in every
+ * run of the same binaries, whatever ASLR does.
+ *
+ * Unwinding uses libunwind's unw_backtrace with its per-thread cache. Resolving
+ * frames to modules is the slow part, so it is done once per distinct raw stack:
+ * a cache maps the hash of the raw return addresses (stable within one process) to
+ * the site index the owner interned for it. memplan's own frames are stripped by
+ * module, not by count. */
+#pragma once
+
+#include <stdint.h>
+
+#include "plan_file.h"
+
+#define CALLSITE_MAX_DEPTH 64
+#define CALLSITE_UNKNOWN   UINT32_MAX
+
+/* Maps a newly seen stable stack to a site index (or CALLSITE_UNKNOWN); the result
+ * is cached for the raw stack. Called with the call-site lock held and the guard
+ * set; frames[].module indexes callsite_modules(). */
+struct callsite_interner {
+	uint32_t (*intern)(void *ctx, uint64_t key, const struct plan_frame *frames,
+			   uint32_t frame_count);
+	void *ctx;
+};
+
+/* Sets the depth (1..CALLSITE_MAX_DEPTH) and the interner. Returns 0 or -ENOMEM.
+ * Call once, with the guard set, before any capture. */
+int callsite_init(unsigned depth, const struct callsite_interner *interner);
+
+/* The site of the caller's allocation, as the interner named it. Thread-safe.
+ * Call with the guard set (it may allocate through libc on a new stack). */
+uint32_t callsite_capture(void);
+
+/* The modules that frames refer to, and the string table holding their paths, for
+ * writing a plan. Call with the call-site lock held (see callsite_lock). */
+void callsite_modules(const struct plan_module **modules, uint32_t *module_count,
+		      const char **strings, uint64_t *strings_bytes);
+
+/* Held while writing a plan so that the module list does not move. */
+void callsite_lock(void);
+void callsite_unlock(void);
+
+/* After fork, in the child: the lock may have been held by a thread that is gone. */
+void callsite_after_fork_child(void);
+
+/* The identity key of the main executable. Call with the guard set. */
+uint64_t callsite_main_module_key(void);

@@ -1,0 +1,287 @@
+/* Start-up, shutdown, fork and fatal signals for the preload library. See init.h.
+ *
+ * Every problem found here (bad environment, unwritable plan path, bad plan) is
+ * reported in one line on stderr and leaves the program running on plain libc:
+ * memplan never stops the host program. */
+#define _GNU_SOURCE
+#include "init.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "atomic_file.h"
+#include "callsite.h"
+#include "config.h"
+#include "guard.h"
+#include "log.h"
+#include "real_libc.h"
+#include "record.h"
+#include "replay.h"
+
+__thread int guard_depth __attribute__((tls_model("initial-exec")));
+_Atomic int preload_mode = PRELOAD_OFF;
+struct preload_config preload_config;
+
+/* The process that owns the recording or statistics: a forked child (or a vfork
+ * child calling exec) has another pid and never finishes for it. */
+static pid_t owner_pid;
+static atomic_flag finish_started = ATOMIC_FLAG_INIT;
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE,  SIGILL,  SIGABRT, SIGTRAP,
+				    SIGSYS,  SIGTERM, SIGINT, SIGHUP,  SIGQUIT, SIGPIPE,
+				    SIGXCPU, SIGXFSZ, SIGALRM, SIGUSR1, SIGUSR2};
+
+void preload_finish(bool from_signal)
+{
+	int mode = preload_mode_now();
+
+	if (mode == PRELOAD_OFF || getpid() != owner_pid ||
+	    atomic_flag_test_and_set(&finish_started))
+		return;
+	guard_enter();
+	if (mode == PRELOAD_RECORD) {
+		/* Stop recording first: the plan describes what ran until now. */
+		atomic_store(&preload_mode, PRELOAD_OFF);
+		record_finish(from_signal);
+	} else {
+		replay_finish();
+	}
+	guard_leave();
+}
+
+static void on_fatal_signal(int sig)
+{
+	int saved = errno;
+
+	/* Inside memplan's own code (or libc's allocator under it) on this thread the
+	 * tables may be half-updated: leave no plan rather than a wrong one. */
+	if (!guard_active())
+		preload_finish(true);
+	errno = saved;
+	/* SA_RESETHAND restored the default action; deliver it. */
+	raise(sig);
+}
+
+static void install_signal_handlers(void)
+{
+	struct sigaction sa = {0};
+
+	sa.sa_handler = on_fatal_signal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction old;
+		/* Leave alone whatever the program (or its parent) chose. */
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		    !(old.sa_flags & SA_SIGINFO))
+			sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+static void before_fork(void)
+{
+	guard_enter();
+	record_before_fork();
+	arena_before_fork();
+}
+
+static void after_fork_parent(void)
+{
+	arena_after_fork_parent();
+	record_after_fork_parent();
+	guard_leave();
+}
+
+static void after_fork_child(void)
+{
+	arena_after_fork_child();
+	record_after_fork_child();
+	/* A forked child is the same image as its parent, which owns the plan: it stops
+	 * recording. In replay it keeps serving its private copy of the arena. */
+	if (preload_mode_now() == PRELOAD_RECORD)
+		atomic_store(&preload_mode, PRELOAD_OFF);
+	guard_leave();
+}
+
+/* Makes path absolute (children may chdir) and exports it under name for them. */
+static int absolute_path(const char *name, const char *path, char *out, size_t cap)
+{
+	size_t len;
+
+	if (path[0] == '/') {
+		if (strlen(path) >= cap)
+			return -ENAMETOOLONG;
+		strcpy(out, path);
+		return 0;
+	}
+	if (!getcwd(out, cap))
+		return -errno;
+	len = strlen(out);
+	if (len + 1 + strlen(path) >= cap)
+		return -ENAMETOOLONG;
+	out[len] = '/';
+	strcpy(out + len + 1, path);
+	setenv(name, out, 1);
+	return 0;
+}
+
+static bool parse_unsigned(const char *s, unsigned long min, unsigned long max,
+			   unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Reads the environment into preload_config. Returns the mode to run in. */
+static enum preload_mode read_environment(void)
+{
+	const char *mode = getenv("MEMPLAN_MODE"), *s;
+	enum preload_mode wanted;
+	unsigned long v;
+
+	if (!mode || !*mode || strcmp(mode, "off") == 0)
+		return PRELOAD_OFF;
+	if (strcmp(mode, "record") == 0) {
+		wanted = PRELOAD_RECORD;
+	} else if (strcmp(mode, "replay") == 0) {
+		wanted = PRELOAD_REPLAY;
+	} else {
+		log_error("MEMPLAN_MODE='", mode,
+			  "' is not record, replay or off; running on libc", NULL);
+		return PRELOAD_OFF;
+	}
+
+	s = getenv("MEMPLAN_PLAN");
+	if (!s || !*s) {
+		log_error("MEMPLAN_MODE=", mode, " needs MEMPLAN_PLAN; running on libc", NULL);
+		return PRELOAD_OFF;
+	}
+	if (absolute_path("MEMPLAN_PLAN", s, preload_config.plan_path,
+			  sizeof(preload_config.plan_path)) < 0) {
+		log_error(s, ": cannot make the plan path absolute; running on libc", NULL);
+		return PRELOAD_OFF;
+	}
+
+	preload_config.depth = MEMPLAN_DEFAULT_DEPTH;
+	s = getenv("MEMPLAN_DEPTH");
+	if (s && *s) {
+		if (!parse_unsigned(s, 1, CALLSITE_MAX_DEPTH, &v)) {
+			log_error("MEMPLAN_DEPTH='", s,
+				  "' is not a whole number from 1 to 64; running on libc", NULL);
+			return PRELOAD_OFF;
+		}
+		preload_config.depth = (unsigned)v;
+	}
+
+	preload_config.plan_seconds = 0.1;
+	s = getenv("MEMPLAN_PLAN_SECONDS");
+	if (s && *s) {
+		char *end;
+		double d = strtod(s, &end);
+		if (*end || !(d >= 0 && d <= 3600)) {
+			log_error("MEMPLAN_PLAN_SECONDS='", s,
+				  "' is not a number of seconds from 0 to 3600; running on libc",
+				  NULL);
+			return PRELOAD_OFF;
+		}
+		preload_config.plan_seconds = d;
+	}
+
+	s = getenv("MEMPLAN_PREFAULT");
+	preload_config.prefault = s && strcmp(s, "1") == 0;
+
+	s = getenv("MEMPLAN_STATS");
+	if (s && *s &&
+	    absolute_path("MEMPLAN_STATS", s, preload_config.stats_path,
+			  sizeof(preload_config.stats_path)) < 0) {
+		log_error(s, ": cannot make the statistics path absolute; running on libc", NULL);
+		return PRELOAD_OFF;
+	}
+	return wanted;
+}
+
+/* One id per recording, shared by its processes through the environment: it tells
+ * an old plan file (replaced) from one this recording is filling (merged). */
+static void read_record_id(void)
+{
+	const char *s = getenv("MEMPLAN_RECORD_ID");
+	char buf[21];
+	struct timespec now;
+	unsigned long long v;
+	char *end;
+
+	if (s && *s) {
+		v = strtoull(s, &end, 10);
+		if (!*end && v) {
+			preload_config.record_id = v;
+			return;
+		}
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	preload_config.record_id = ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^
+				   ((uint64_t)getpid() << 40);
+	if (!preload_config.record_id)
+		preload_config.record_id = 1;
+	setenv("MEMPLAN_RECORD_ID", log_u64(buf, preload_config.record_id), 1);
+}
+
+static int start_mode(enum preload_mode mode)
+{
+	int r;
+
+	if (image_identity_read(&preload_config.image, callsite_main_module_key()) < 0)
+		log_error("cannot read /proc/self: plans will not match across runs", NULL);
+	if (mode == PRELOAD_RECORD) {
+		read_record_id();
+		r = atomic_file_check_writable(preload_config.plan_path);
+		if (r < 0) {
+			log_error(preload_config.plan_path, ": cannot write the plan here: ",
+				  strerror(-r), "; not recording", NULL);
+			return r;
+		}
+		return record_start();
+	}
+	return replay_start();
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+	enum preload_mode mode;
+
+	/* Set-user-ID and similar programs: an environment variable must not make
+	 * them write files or change how they allocate. */
+	if (getauxval(AT_SECURE))
+		return;
+	guard_enter();
+	real_libc();
+	mode = read_environment();
+	if (mode != PRELOAD_OFF && start_mode(mode) == 0) {
+		owner_pid = getpid();
+		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+		install_signal_handlers();
+		atomic_store(&preload_mode, mode);
+	}
+	guard_leave();
+}
+
+__attribute__((destructor)) static void preload_fini(void)
+{
+	preload_finish(false);
+}

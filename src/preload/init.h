@@ -1,0 +1,46 @@
+/* Start-up and shutdown of the preload library: reads the environment, decides
+ * the mode, and makes sure every way out of the process (exit, return from main,
+ * _exit, exec, fatal signals) finishes the recording or writes the replay stats.
+ *
+ * Environment: MEMPLAN_MODE (record | replay | off), MEMPLAN_PLAN (the plan file),
+ * MEMPLAN_DEPTH (record: frames per call site), MEMPLAN_STATS (replay: JSON Lines
+ * file), MEMPLAN_PREFAULT=1 (replay: touch the arena up front), MEMPLAN_PLAN_SECONDS
+ * (record: planner budget per image), MEMPLAN_RECORD_ID (set for child processes).
+ * In secure-execution mode (AT_SECURE) all of it is ignored. */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "image_identity.h"
+
+enum preload_mode {
+	PRELOAD_OFF = 0, /* pass through; still route arena pointers by address */
+	PRELOAD_RECORD,
+	PRELOAD_REPLAY,
+};
+
+struct preload_config {
+	unsigned depth;
+	bool prefault;
+	double plan_seconds;
+	uint64_t record_id;
+	char plan_path[4096];
+	char stats_path[4096];
+	struct image_identity image;
+};
+
+/* Read on every allocation; written at start-up, at finish and after fork. */
+extern _Atomic int preload_mode;
+extern struct preload_config preload_config;
+
+static inline enum preload_mode preload_mode_now(void)
+{
+	return (enum preload_mode)atomic_load_explicit(&preload_mode, memory_order_relaxed);
+}
+
+/* Finishes the current mode once: record writes its plan, replay its stats; then
+ * the mode drops to PRELOAD_OFF. from_signal: called from a fatal-signal handler.
+ * Safe to call from several threads and paths: only the first call does work. */
+void preload_finish(bool from_signal);

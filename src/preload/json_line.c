@@ -1,0 +1,105 @@
+/* Malloc-free JSON Lines output, see json_line.h. */
+#include "json_line.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+static void put(struct json_line *j, const char *s, size_t n)
+{
+	if (j->len + n >= sizeof(j->buf)) {
+		j->overflow = true;
+		return;
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
+}
+
+static void put_str(struct json_line *j, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	put(j, "\"", 1);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			char esc[2] = {'\\', (char)c};
+			put(j, esc, 2);
+		} else if (c < 0x20) {
+			char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+			put(j, esc, 6);
+		} else {
+			put(j, (const char *)&c, 1);
+		}
+	}
+	put(j, "\"", 1);
+}
+
+static void put_key(struct json_line *j, const char *key)
+{
+	if (j->need_comma)
+		put(j, ",", 1);
+	put_str(j, key);
+	put(j, ":", 1);
+	j->need_comma = true;
+}
+
+void json_begin(struct json_line *j)
+{
+	j->len = 0;
+	j->overflow = false;
+	j->need_comma = false;
+	put(j, "{", 1);
+}
+
+void json_key_u64(struct json_line *j, const char *key, uint64_t v)
+{
+	char digits[21];
+	size_t n = 0;
+	char out[21];
+
+	put_key(j, key);
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		out[i] = digits[n - 1 - i];
+	put(j, out, n);
+}
+
+void json_key_str(struct json_line *j, const char *key, const char *s)
+{
+	put_key(j, key);
+	put_str(j, s);
+}
+
+void json_key_object(struct json_line *j, const char *key)
+{
+	put_key(j, key);
+	put(j, "{", 1);
+	j->need_comma = false;
+}
+
+void json_end(struct json_line *j)
+{
+	put(j, "}", 1);
+	j->need_comma = true;
+}
+
+int json_append_line(struct json_line *j, const char *path)
+{
+	int fd, r = 0;
+
+	if (j->overflow)
+		return -ENOBUFS;
+	put(j, "\n", 1);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, j->buf, j->len) != (ssize_t)j->len)
+		r = -EIO;
+	close(fd);
+	return r;
+}

@@ -1,0 +1,25 @@
+/* A JSON object built in a fixed buffer, without malloc or stdio, for the replay
+ * statistics line written at exit (possibly from a signal handler). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_line {
+	char buf[8192];
+	size_t len;
+	bool need_comma;
+	bool overflow;
+};
+
+void json_begin(struct json_line *j);                       /* { */
+void json_key_u64(struct json_line *j, const char *key, uint64_t v);
+void json_key_str(struct json_line *j, const char *key, const char *s);
+void json_key_object(struct json_line *j, const char *key); /* "key": { */
+void json_end(struct json_line *j);                         /* } */
+
+/* Appends the line and a newline to path with one O_APPEND write, so lines from
+ * concurrent processes never interleave. Returns 0 or a negative errno (-ENOBUFS if
+ * the line did not fit). */
+int json_append_line(struct json_line *j, const char *path);

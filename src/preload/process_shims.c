@@ -1,0 +1,124 @@
+/* The exported process functions: every exec and _exit/_Exit first finishes the
+ * current mode (record writes the plan of the image that is about to go away,
+ * replay its statistics), since neither runs atexit handlers or destructors.
+ * The execl* forms are turned into arrays here because glibc's own execl calls an
+ * internal execve that no preload can see. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "guard.h"
+#include "init.h"
+#include "real_libc.h"
+
+#define MEMPLAN_EXPORT __attribute__((visibility("default")))
+
+extern char **environ;
+
+/* The upper bound glibc's execl uses too; enough for any real command line. */
+#define EXECL_ARGS_MAX 4096
+
+MEMPLAN_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	preload_finish(false);
+	return real_libc()->execve(path, argv, envp);
+}
+
+MEMPLAN_EXPORT int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+MEMPLAN_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	preload_finish(false);
+	return real_libc()->execvpe(file, argv, envp);
+}
+
+MEMPLAN_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+MEMPLAN_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	preload_finish(false);
+	return real_libc()->fexecve(fd, argv, envp);
+}
+
+MEMPLAN_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+			    int flags)
+{
+	if (!real_libc()->execveat) {
+		errno = ENOSYS;
+		return -1;
+	}
+	preload_finish(false);
+	return real_libc()->execveat(dirfd, path, argv, envp, flags);
+}
+
+/* Collects the arguments of an execl-style call, after arg0, into argv. Returns
+ * the envp that follows the NULL when with_env, else environ; NULL if too many. */
+static char **collect_args(const char *arg0, va_list ap, char **argv, int with_env)
+{
+	int n = 0;
+
+	argv[n++] = (char *)arg0;
+	while (arg0 && (argv[n] = va_arg(ap, char *)) != NULL) {
+		if (++n == EXECL_ARGS_MAX)
+			return NULL;
+	}
+	argv[n] = NULL;
+	return with_env ? va_arg(ap, char **) : environ;
+}
+
+#define EXECL_BODY(call, with_env)                                                         \
+	do {                                                                               \
+		char **argv = __libc_malloc((EXECL_ARGS_MAX + 1) * sizeof(char *));        \
+		char **envp;                                                               \
+		va_list ap;                                                                \
+		int r;                                                                     \
+		if (!argv) {                                                               \
+			errno = ENOMEM;                                                    \
+			return -1;                                                         \
+		}                                                                          \
+		va_start(ap, arg0);                                                        \
+		envp = collect_args(arg0, ap, argv, with_env);                             \
+		va_end(ap);                                                                \
+		if (!envp) {                                                               \
+			__libc_free(argv);                                                 \
+			errno = E2BIG;                                                     \
+			return -1;                                                         \
+		}                                                                          \
+		r = call;                                                                  \
+		__libc_free(argv);                                                         \
+		return r;                                                                  \
+	} while (0)
+
+MEMPLAN_EXPORT int execl(const char *path, const char *arg0, ...)
+{
+	EXECL_BODY(execve(path, argv, envp), 0);
+}
+
+MEMPLAN_EXPORT int execle(const char *path, const char *arg0, ...)
+{
+	EXECL_BODY(execve(path, argv, envp), 1);
+}
+
+MEMPLAN_EXPORT int execlp(const char *file, const char *arg0, ...)
+{
+	EXECL_BODY(execvpe(file, argv, envp), 0);
+}
+
+MEMPLAN_EXPORT void _exit(int status)
+{
+	preload_finish(false);
+	real_libc()->exit_now(status);
+}
+
+MEMPLAN_EXPORT void _Exit(int status)
+{
+	_exit(status);
+}

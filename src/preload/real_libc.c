@@ -1,0 +1,41 @@
+/* Resolution of the real libc functions. See real_libc.h. */
+#define _GNU_SOURCE
+#include "real_libc.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "guard.h"
+
+static struct real_functions real;
+static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+
+/* Used only if dlsym cannot find _exit, which glibc always has. */
+static void __attribute__((noreturn)) exit_by_syscall(int status)
+{
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+static void resolve(void)
+{
+	guard_enter();
+	real.malloc_usable_size = dlsym(RTLD_NEXT, "malloc_usable_size");
+	real.execve = dlsym(RTLD_NEXT, "execve");
+	real.execvpe = dlsym(RTLD_NEXT, "execvpe");
+	real.fexecve = dlsym(RTLD_NEXT, "fexecve");
+	real.execveat = dlsym(RTLD_NEXT, "execveat");
+	real.exit_now = dlsym(RTLD_NEXT, "_exit");
+	if (!real.exit_now)
+		real.exit_now = exit_by_syscall;
+	guard_leave();
+}
+
+const struct real_functions *real_libc(void)
+{
+	pthread_once(&real_once, resolve);
+	return &real;
+}

@@ -1,0 +1,33 @@
+/* The real allocator and the real process functions that memplan wraps.
+ *
+ * Allocation goes to glibc's __libc_* entry points, which are plain exported
+ * functions: calling them needs no dlsym, so bootstrap cannot recurse (dlsym itself
+ * may call calloc). The few functions without a __libc_ alias are resolved once
+ * with dlsym(RTLD_NEXT) under pthread_once, with the guard set, so any allocation
+ * dlsym makes goes to __libc_calloc. */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+void *__libc_malloc(size_t size);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *ptr, size_t size);
+void __libc_free(void *ptr);
+void *__libc_memalign(size_t align, size_t size);
+void *__libc_valloc(size_t size);
+void *__libc_pvalloc(size_t size);
+
+struct real_functions {
+	size_t (*malloc_usable_size)(void *ptr);
+	int (*execve)(const char *path, char *const argv[], char *const envp[]);
+	int (*execvpe)(const char *file, char *const argv[], char *const envp[]);
+	int (*fexecve)(int fd, char *const argv[], char *const envp[]);
+	int (*execveat)(int dirfd, const char *path, char *const argv[], char *const envp[],
+			int flags);
+	void (*exit_now)(int status) __attribute__((noreturn)); /* _exit */
+};
+
+/* The resolved functions; resolves them on first use. Thread-safe. Never NULL
+ * members except execveat on a libc without it. */
+const struct real_functions *real_libc(void);

@@ -1,0 +1,298 @@
+/* Record mode, see record.h.
+ *
+ * One mutex orders all events, which is what gives the logical clock a meaning
+ * across threads. Allocation records live in an mmap'ed array grown with mremap,
+ * so growing it never copies; live blocks are found by address in an open-
+ * addressing map. Each allocation is recorded after libc returned it and each
+ * free before libc sees it, so an address is never in the map twice. */
+#define _GNU_SOURCE
+#include "record.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "addr_map.h"
+#include "callsite.h"
+#include "init.h"
+#include "log.h"
+#include "plan_builder.h"
+#include "plan_store.h"
+#include "real_libc.h"
+#include "uthash_libc.h"
+
+struct site_index {
+	uint64_t key;
+	uint32_t index;
+	UT_hash_handle hh;
+};
+
+static pthread_mutex_t record_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct recorded_alloc *allocs;
+static uint64_t alloc_count, alloc_capacity;
+static struct addr_map live; /* address -> index in allocs */
+static uint64_t clock_ticks;
+static _Atomic uint64_t alloc_calls;
+static bool recording;
+
+/* Sites, built by the interner under the call-site lock. */
+static struct site_index *sites_by_key;
+static struct plan_site *sites;
+static uint32_t site_count, site_capacity;
+static struct plan_frame *frames;
+static uint32_t frame_count, frame_capacity;
+
+static bool grow(void **array, uint64_t *capacity, uint64_t need, size_t elem)
+{
+	uint64_t cap = *capacity ? *capacity : 4096;
+	void *p;
+
+	while (cap < need)
+		cap *= 2;
+	if (cap == *capacity)
+		return true;
+	p = *array ? __libc_realloc(*array, cap * elem) : __libc_malloc(cap * elem);
+	if (!p)
+		return false;
+	*array = p;
+	*capacity = cap;
+	return true;
+}
+
+static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *site_frames,
+			    uint32_t count)
+{
+	struct site_index *found;
+	uint64_t cap;
+
+	HASH_FIND(hh, sites_by_key, &key, sizeof(key), found);
+	if (found)
+		return found->index;
+	cap = site_capacity;
+	if (!grow((void **)&sites, &cap, site_count + 1, sizeof(*sites)))
+		return CALLSITE_UNKNOWN;
+	site_capacity = (uint32_t)cap;
+	cap = frame_capacity;
+	if (!grow((void **)&frames, &cap, (uint64_t)frame_count + count, sizeof(*frames)))
+		return CALLSITE_UNKNOWN;
+	frame_capacity = (uint32_t)cap;
+	found = __libc_malloc(sizeof(*found));
+	if (!found)
+		return CALLSITE_UNKNOWN;
+	found->key = key;
+	found->index = site_count;
+	HASH_ADD(hh, sites_by_key, key, sizeof(found->key), found);
+	sites[site_count] = (struct plan_site){
+		.key = key,
+		.first_frame = frame_count,
+		.frame_count = count,
+	};
+	memcpy(frames + frame_count, site_frames, count * sizeof(*frames));
+	frame_count += count;
+	return site_count++;
+}
+
+static bool grow_allocs(void)
+{
+	uint64_t cap = alloc_capacity ? 2 * alloc_capacity : (1u << 16);
+	size_t old_bytes = alloc_capacity * sizeof(*allocs), new_bytes = cap * sizeof(*allocs);
+	void *p = allocs ? mremap(allocs, old_bytes, new_bytes, MREMAP_MAYMOVE)
+			 : mmap(NULL, new_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				-1, 0);
+
+	if (p == MAP_FAILED)
+		return false;
+	allocs = p;
+	alloc_capacity = cap;
+	return true;
+}
+
+int record_start(void)
+{
+	static const struct callsite_interner interner = {intern_site, NULL};
+	int r;
+
+	r = callsite_init(preload_config.depth, &interner);
+	if (r == 0)
+		r = addr_map_init(&live, 4096);
+	if (r == 0 && !grow_allocs())
+		r = -ENOMEM;
+	if (r < 0) {
+		log_error("cannot start recording: out of memory", NULL);
+		return r;
+	}
+	recording = true;
+	return 0;
+}
+
+static void record_new_block(void *p, size_t size, size_t align, uint64_t realloc_of)
+{
+	uint32_t site;
+
+	atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+	if (!p || !size || align > PLAN_MAX_ALIGN_BYTES)
+		return;
+	site = callsite_capture();
+	if (site == CALLSITE_UNKNOWN)
+		return;
+	pthread_mutex_lock(&record_mutex);
+	if (recording && (alloc_count < alloc_capacity || grow_allocs())) {
+		allocs[alloc_count] = (struct recorded_alloc){
+			.site = site,
+			.align_bytes = (uint32_t)align,
+			.size_bytes = size,
+			.t_start = clock_ticks++,
+			.t_end = PLAN_T_INFINITY,
+			.realloc_of = realloc_of,
+		};
+		if (addr_map_put(&live, (uint64_t)(uintptr_t)p, alloc_count) == 0)
+			alloc_count++;
+	}
+	pthread_mutex_unlock(&record_mutex);
+}
+
+void record_alloc(void *p, size_t size, size_t align)
+{
+	record_new_block(p, size, align, RECORDED_NOT_REALLOC);
+}
+
+void record_free(void *p)
+{
+	uint64_t index;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&record_mutex);
+	if (recording && addr_map_remove(&live, (uint64_t)(uintptr_t)p, &index))
+		allocs[index].t_end = clock_ticks++;
+	pthread_mutex_unlock(&record_mutex);
+}
+
+uint64_t record_realloc_begin(void *old)
+{
+	uint64_t index = UINT64_MAX;
+
+	if (!old)
+		return index;
+	pthread_mutex_lock(&record_mutex);
+	if (!recording || !addr_map_remove(&live, (uint64_t)(uintptr_t)old, &index))
+		index = UINT64_MAX;
+	pthread_mutex_unlock(&record_mutex);
+	return index;
+}
+
+void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
+{
+	if (!new_p && size) {
+		/* libc failed: the old block is still alive and still ours to track. */
+		pthread_mutex_lock(&record_mutex);
+		if (recording && token != UINT64_MAX)
+			addr_map_put(&live, (uint64_t)(uintptr_t)old, token);
+		pthread_mutex_unlock(&record_mutex);
+		return;
+	}
+	/* The new block starts before the old one ends: during the copy both are
+	 * alive, and the plan must not overlay them. */
+	record_new_block(new_p, size, 1, token == UINT64_MAX ? RECORDED_NOT_REALLOC : token);
+	if (token == UINT64_MAX)
+		return;
+	pthread_mutex_lock(&record_mutex);
+	if (recording)
+		allocs[token].t_end = clock_ticks++;
+	pthread_mutex_unlock(&record_mutex);
+}
+
+/* The image's string table: module paths, then the executable path and argv. */
+static char *build_strings(struct plan_image *image, const char *module_strings,
+			   uint64_t module_strings_bytes)
+{
+	const struct image_identity *id = &preload_config.image;
+	size_t exe_bytes = strlen(id->exe_path);
+	uint64_t total = module_strings_bytes + exe_bytes + 1 + id->args_bytes + 1;
+	char *s = __libc_malloc(total);
+
+	if (!s)
+		return NULL;
+	if (module_strings_bytes)
+		memcpy(s, module_strings, module_strings_bytes);
+	image->record.exe_path_offset = (uint32_t)module_strings_bytes;
+	image->record.exe_path_bytes = (uint32_t)exe_bytes;
+	memcpy(s + module_strings_bytes, id->exe_path, exe_bytes + 1);
+	image->record.args_offset = (uint32_t)(module_strings_bytes + exe_bytes + 1);
+	image->record.args_bytes = id->args_bytes;
+	memcpy(s + image->record.args_offset, id->args, id->args_bytes);
+	s[total - 1] = '\0';
+	image->record.strings_bytes = total;
+	return s;
+}
+
+int record_finish(bool from_signal)
+{
+	struct planner_options opt = {
+		.time_limit_s = from_signal ? 0 : preload_config.plan_seconds,
+		.threads = 1,
+	};
+	struct plan_image image = {0};
+	struct plan_site *planned_sites = NULL;
+	struct plan_entry *entries = NULL;
+	const struct plan_module *modules;
+	const char *module_strings;
+	uint64_t module_strings_bytes;
+	char *strings = NULL;
+	int r;
+
+	pthread_mutex_lock(&record_mutex);
+	if (!recording) {
+		pthread_mutex_unlock(&record_mutex);
+		return 0;
+	}
+	recording = false;
+	callsite_lock();
+	callsite_modules(&modules, &image.record.module_count, &module_strings,
+			 &module_strings_bytes);
+	image.record.exe_key = preload_config.image.exe_key;
+	image.record.args_key = preload_config.image.args_key;
+	image.record.pid = (uint32_t)getpid();
+	image.record.depth = preload_config.depth;
+	image.record.alloc_calls = atomic_load(&alloc_calls);
+	image.record.site_count = site_count;
+	image.record.frame_count = frame_count;
+	image.modules = modules;
+	image.sites = sites;
+	image.frames = frames;
+	strings = build_strings(&image, module_strings, module_strings_bytes);
+	r = strings ? 0 : -ENOMEM;
+	image.strings = strings;
+	if (r == 0)
+		r = plan_builder_build(&image, allocs, alloc_count, &opt, &planned_sites, &entries);
+	if (r == 0)
+		r = plan_store_merge(preload_config.plan_path, preload_config.record_id, &image);
+	callsite_unlock();
+	pthread_mutex_unlock(&record_mutex);
+	if (r < 0)
+		log_error(preload_config.plan_path, ": cannot write the plan: ", strerror(-r), NULL);
+	__libc_free(strings);
+	free(planned_sites);
+	free(entries);
+	return r;
+}
+
+void record_before_fork(void)
+{
+	pthread_mutex_lock(&record_mutex);
+}
+
+void record_after_fork_parent(void)
+{
+	pthread_mutex_unlock(&record_mutex);
+}
+
+void record_after_fork_child(void)
+{
+	pthread_mutex_init(&record_mutex, NULL);
+	callsite_after_fork_child();
+	recording = false;
+}

@@ -1,0 +1,309 @@
+/* Replay mode, see replay.h.
+ *
+ * The plan file is mapped read-only and used in place after validation. Matching
+ * costs, in order: a size-class bitmap test (requests whose size class appears
+ * nowhere in the plan never unwind), a call-site capture (cached per raw stack),
+ * an atomic per-site occurrence counter, and the arena's occupancy check. */
+#define _GNU_SOURCE
+#include "replay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "callsite.h"
+#include "init.h"
+#include "json_line.h"
+#include "log.h"
+#include "plan_file.h"
+#include "real_libc.h"
+#include "uthash_libc.h"
+
+enum miss_reason {
+	MISS_NO_PLAN,
+	MISS_SIZE_UNPLANNED,
+	MISS_UNKNOWN_SITE,
+	MISS_OCCURRENCE_BEYOND,
+	MISS_SIZE_TOO_LARGE,
+	MISS_ALIGNMENT,
+	MISS_SLOT_BUSY,
+	MISS_COUNT
+};
+
+static const char *const miss_names[MISS_COUNT] = {
+	"no_plan",   "size_unplanned", "unknown_site", "occurrence_beyond",
+	"size_too_large", "alignment",   "slot_busy",
+};
+
+#define SIZE_CLASSES 512
+
+struct site_index {
+	uint64_t key;
+	uint32_t index;
+	UT_hash_handle hh;
+};
+
+static struct plan_image image;
+static bool have_image;
+static struct site_index *sites_by_key;
+static _Atomic uint32_t *occurrences; /* per site: the next occurrence number */
+static uint64_t size_class_bits[SIZE_CLASSES / 64];
+
+static _Atomic uint64_t calls, hits, hit_bytes, misses[MISS_COUNT];
+static _Atomic int64_t libc_live_bytes, libc_peak_bytes;
+static atomic_flag finished = ATOMIC_FLAG_INIT;
+
+/* Small sizes by 16-byte steps; above 4 KiB, four classes per power of two. */
+static unsigned size_class(uint64_t size)
+{
+	if (size <= 4096)
+		return (unsigned)((size + 15) / 16);
+	unsigned e = 63u - (unsigned)__builtin_clzll(size);
+	return 257u + (e - 12u) * 4u + (unsigned)((size >> (e - 2)) & 3u);
+}
+
+static bool size_planned(uint64_t size)
+{
+	unsigned c = size_class(size);
+	return size_class_bits[c / 64] >> (c % 64) & 1;
+}
+
+static void miss(enum miss_reason why)
+{
+	atomic_fetch_add_explicit(&misses[why], 1, memory_order_relaxed);
+}
+
+static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *frames,
+			    uint32_t count)
+{
+	struct site_index *found;
+
+	HASH_FIND(hh, sites_by_key, &key, sizeof(key), found);
+	return found ? found->index : CALLSITE_UNKNOWN;
+}
+
+/* Maps and validates the plan file; returns the mapping or NULL after reporting. */
+static const void *map_plan(size_t *len)
+{
+	const char *path = preload_config.plan_path;
+	char why[256];
+	struct stat st;
+	void *map;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		log_error(path, ": cannot open the plan: ", strerror(errno), "; running on libc",
+			  NULL);
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		log_error(path, ": not a plan file (empty or not a regular file); running on libc",
+			  NULL);
+		return NULL;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		log_error(path, ": cannot map the plan: ", strerror(errno), NULL);
+		return NULL;
+	}
+	r = plan_file_validate(map, (size_t)st.st_size, why, sizeof(why));
+	if (r < 0) {
+		munmap(map, (size_t)st.st_size);
+		log_error(path, ": ", why, "; running on libc", NULL);
+		return NULL;
+	}
+	*len = (size_t)st.st_size;
+	return map;
+}
+
+static bool find_image(const void *plan)
+{
+	const struct plan_file_header *h = plan_file_header(plan);
+
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		plan_file_image(plan, i, &image);
+		if (image.record.exe_key == preload_config.image.exe_key &&
+		    image.record.args_key == preload_config.image.args_key)
+			return true;
+	}
+	return false;
+}
+
+static int index_image(void)
+{
+	const struct plan_image_record *r = &image.record;
+
+	occurrences = __libc_calloc(r->site_count ? r->site_count : 1, sizeof(*occurrences));
+	if (!occurrences)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < r->site_count; s++) {
+		struct site_index *found, *item;
+		HASH_FIND(hh, sites_by_key, &image.sites[s].key, sizeof(uint64_t), found);
+		if (found)
+			continue; /* a duplicate key: the first site wins */
+		item = __libc_malloc(sizeof(*item));
+		if (!item)
+			return -ENOMEM;
+		item->key = image.sites[s].key;
+		item->index = s;
+		HASH_ADD(hh, sites_by_key, key, sizeof(item->key), item);
+	}
+	for (uint64_t i = 0; i < r->entry_count; i++) {
+		unsigned c = size_class(image.entries[i].size_bytes);
+		size_class_bits[c / 64] |= UINT64_C(1) << (c % 64);
+	}
+	return 0;
+}
+
+int replay_start(void)
+{
+	static const struct callsite_interner interner = {intern_site, NULL};
+	const void *plan;
+	size_t len;
+	int r;
+
+	plan = map_plan(&len);
+	if (!plan)
+		return -EINVAL;
+	have_image = find_image(plan);
+	if (!have_image)
+		return 0; /* a process the recording did not see: counted as no_plan */
+	preload_config.depth = image.record.depth;
+	r = index_image();
+	if (r == 0)
+		r = callsite_init(image.record.depth, &interner);
+	if (r == 0)
+		r = arena_map(image.record.arena_bytes, image.entries, preload_config.prefault);
+	if (r < 0) {
+		log_error(preload_config.plan_path, ": cannot set up the arena: ", strerror(-r),
+			  "; running on libc", NULL);
+		have_image = false;
+		return r;
+	}
+	return 0;
+}
+
+void replay_count_call(void)
+{
+	atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed);
+}
+
+/* The entry for the caller's next occurrence, or UINT64_MAX with the miss counted. */
+static uint64_t next_entry(size_t size)
+{
+	if (!have_image) {
+		miss(MISS_NO_PLAN);
+		return UINT64_MAX;
+	}
+	if (!size || !size_planned(size)) {
+		miss(MISS_SIZE_UNPLANNED);
+		return UINT64_MAX;
+	}
+	uint32_t site = callsite_capture();
+	if (site == CALLSITE_UNKNOWN) {
+		miss(MISS_UNKNOWN_SITE);
+		return UINT64_MAX;
+	}
+	const struct plan_site *s = &image.sites[site];
+	uint32_t occurrence = atomic_fetch_add_explicit(&occurrences[site], 1, memory_order_relaxed);
+	if (occurrence >= s->entry_count) {
+		miss(MISS_OCCURRENCE_BEYOND);
+		return UINT64_MAX;
+	}
+	return s->first_entry + occurrence;
+}
+
+void *replay_alloc(size_t size, size_t align, bool zero)
+{
+	uint64_t entry = next_entry(size);
+	void *p;
+
+	if (entry == UINT64_MAX)
+		return NULL;
+	const struct plan_entry *e = &image.entries[entry];
+	if (size > e->size_bytes) {
+		miss(MISS_SIZE_TOO_LARGE);
+		return NULL;
+	}
+	if (e->offset_bytes % align) {
+		miss(MISS_ALIGNMENT);
+		return NULL;
+	}
+	p = arena_claim(entry);
+	if (!p) {
+		miss(MISS_SLOT_BUSY);
+		return NULL;
+	}
+	if (zero)
+		memset(p, 0, size);
+	atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&hit_bytes, size, memory_order_relaxed);
+	return p;
+}
+
+void replay_consume(size_t size)
+{
+	/* Served in place: a hit, and the occurrence is used up as when recording. */
+	if (next_entry(size) != UINT64_MAX) {
+		atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&hit_bytes, size, memory_order_relaxed);
+	}
+}
+
+size_t replay_usable_size(const void *p)
+{
+	uint64_t entry;
+
+	return arena_lookup(p, &entry) ? (size_t)image.entries[entry].size_bytes : 0;
+}
+
+void replay_note_libc(int64_t bytes)
+{
+	int64_t now = atomic_fetch_add_explicit(&libc_live_bytes, bytes, memory_order_relaxed) +
+		      bytes;
+	int64_t peak = atomic_load_explicit(&libc_peak_bytes, memory_order_relaxed);
+
+	while (now > peak && !atomic_compare_exchange_weak_explicit(
+				     &libc_peak_bytes, &peak, now, memory_order_relaxed,
+				     memory_order_relaxed))
+		;
+}
+
+void replay_finish(void)
+{
+	struct json_line j;
+	char pid[21];
+	int r;
+
+	if (atomic_flag_test_and_set(&finished) || !preload_config.stats_path[0])
+		return;
+	json_begin(&j);
+	json_key_str(&j, "exe", preload_config.image.exe_path);
+	json_key_u64(&j, "pid", (uint64_t)getpid());
+	json_key_str(&j, "plan", preload_config.plan_path);
+	json_key_u64(&j, "allocs", atomic_load(&calls));
+	json_key_u64(&j, "planned", have_image ? image.record.entry_count : 0);
+	json_key_u64(&j, "hits", atomic_load(&hits));
+	json_key_u64(&j, "hit_bytes", atomic_load(&hit_bytes));
+	json_key_object(&j, "misses");
+	for (int i = 0; i < MISS_COUNT; i++)
+		json_key_u64(&j, miss_names[i], atomic_load(&misses[i]));
+	json_end(&j);
+	json_key_u64(&j, "arena_bytes", have_image ? image.record.arena_bytes : 0);
+	json_key_u64(&j, "lower_bound_bytes", have_image ? image.record.lower_bound_bytes : 0);
+	int64_t peak = atomic_load(&libc_peak_bytes);
+	json_key_u64(&j, "libc_peak_bytes", peak > 0 ? (uint64_t)peak : 0);
+	json_end(&j);
+	r = json_append_line(&j, preload_config.stats_path);
+	if (r < 0)
+		log_error(preload_config.stats_path, ": cannot write statistics: ", strerror(-r),
+			  " (pid ", log_u64(pid, (uint64_t)getpid()), ")", NULL);
+}

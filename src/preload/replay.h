@@ -1,0 +1,37 @@
+/* Replay mode: finds this image's plan, maps the arena, and serves each allocation
+ * whose call site and occurrence match a plan entry at that entry's offset. Every
+ * failure to match is normal: the caller falls back to libc, and the reason is
+ * counted for the statistics line written at exit.
+ *
+ * All functions expect the guard to be set by the caller. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Loads the plan and maps the arena. Returns 0 if replay can go on (possibly with
+ * no plan for this image, counted as such), or a negative errno after reporting a
+ * bad plan file in one line; then the caller passes everything to libc. */
+int replay_start(void);
+
+/* Counts one allocation call (hit or not), for the statistics. */
+void replay_count_call(void);
+
+/* An arena block for a request of size bytes and alignment align (1: malloc's
+ * default), or NULL: the caller uses libc. zero: clear the bytes (calloc). */
+void *replay_alloc(size_t size, size_t align, bool zero);
+
+/* Consumes the next occurrence of the caller's site without serving it: a realloc
+ * that stays in place still counts as an allocation, as it did when recording. */
+void replay_consume(size_t size);
+
+/* The planned size of the arena block at p (which arena_owns), or 0 if p is not a
+ * live block start. */
+size_t replay_usable_size(const void *p);
+
+/* libc bytes, for the statistics: a libc block of usable size bytes came or went. */
+void replay_note_libc(int64_t bytes);
+
+/* Appends the statistics line if one was asked for. Once. */
+void replay_finish(void);

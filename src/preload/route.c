@@ -1,0 +1,168 @@
+/* Allocation routing, see route.h. */
+#include "route.h"
+
+#include <string.h>
+
+#include "arena.h"
+#include "real_libc.h"
+#include "record.h"
+#include "replay.h"
+
+static void *libc_alloc(enum alloc_kind kind, size_t align, size_t size)
+{
+	switch (kind) {
+	case ALLOC_CALLOC:
+		return __libc_calloc(1, size);
+	case ALLOC_MEMALIGN:
+		return __libc_memalign(align, size);
+	default:
+		return __libc_malloc(size);
+	}
+}
+
+static size_t libc_usable(void *p)
+{
+	return p ? real_libc()->malloc_usable_size(p) : 0;
+}
+
+void *route_alloc(enum alloc_kind kind, size_t align, size_t size)
+{
+	void *p;
+
+	guard_enter();
+	switch (preload_mode_now()) {
+	case PRELOAD_REPLAY:
+		replay_count_call();
+		p = replay_alloc(size, align, kind == ALLOC_CALLOC);
+		if (!p) {
+			p = libc_alloc(kind, align, size);
+			replay_note_libc((int64_t)libc_usable(p));
+		}
+		break;
+	case PRELOAD_RECORD:
+		p = libc_alloc(kind, align, size);
+		record_alloc(p, size, align);
+		break;
+	default:
+		p = libc_alloc(kind, align, size);
+		break;
+	}
+	guard_leave();
+	return p;
+}
+
+void route_free(void *p)
+{
+	if (!p)
+		return;
+	guard_enter();
+	if (arena_owns(p)) {
+		arena_release(p);
+	} else {
+		switch (preload_mode_now()) {
+		case PRELOAD_RECORD:
+			record_free(p);
+			break;
+		case PRELOAD_REPLAY:
+			replay_note_libc(-(int64_t)libc_usable(p));
+			break;
+		default:
+			break;
+		}
+		__libc_free(p);
+	}
+	guard_leave();
+}
+
+/* realloc of an arena block: in place if it fits the planned size, else moved to
+ * the next planned block of the caller's site or to libc. */
+static void *realloc_arena(void *p, size_t size)
+{
+	size_t planned = replay_usable_size(p);
+	bool replaying = preload_mode_now() == PRELOAD_REPLAY;
+	void *q = NULL;
+
+	if (!planned)
+		return NULL; /* not a live block: a wild pointer; do not touch it */
+	if (replaying)
+		replay_count_call();
+	if (size <= planned) {
+		if (replaying)
+			replay_consume(size);
+		return p;
+	}
+	if (replaying)
+		q = replay_alloc(size, 1, false);
+	if (!q) {
+		q = __libc_malloc(size);
+		if (!q)
+			return NULL; /* the old block stays valid, as realloc requires */
+		if (replaying)
+			replay_note_libc((int64_t)libc_usable(q));
+	}
+	memcpy(q, p, planned);
+	arena_release(p);
+	return q;
+}
+
+static void *realloc_libc(void *p, size_t size)
+{
+	size_t old;
+	void *q;
+
+	switch (preload_mode_now()) {
+	case PRELOAD_RECORD: {
+		uint64_t token = record_realloc_begin(p);
+		q = __libc_realloc(p, size);
+		record_realloc_done(token, p, q, size);
+		return q;
+	}
+	case PRELOAD_REPLAY:
+		replay_count_call();
+		old = libc_usable(p);
+		q = replay_alloc(size, 1, false);
+		if (q) {
+			memcpy(q, p, old < size ? old : size);
+			replay_note_libc(-(int64_t)old);
+			__libc_free(p);
+			return q;
+		}
+		q = __libc_realloc(p, size);
+		if (q)
+			replay_note_libc((int64_t)libc_usable(q) - (int64_t)old);
+		return q;
+	default:
+		return __libc_realloc(p, size);
+	}
+}
+
+void *route_realloc(void *p, size_t size)
+{
+	void *q;
+
+	if (!p)
+		return route_alloc(ALLOC_MALLOC, 1, size);
+	if (size == 0) {
+		/* glibc frees and returns NULL. */
+		route_free(p);
+		return NULL;
+	}
+	guard_enter();
+	q = arena_owns(p) ? realloc_arena(p, size) : realloc_libc(p, size);
+	guard_leave();
+	return q;
+}
+
+size_t route_usable_size(void *p)
+{
+	size_t n;
+
+	if (!p)
+		return 0;
+	if (!arena_owns(p))
+		return real_libc()->malloc_usable_size(p);
+	guard_enter();
+	n = replay_usable_size(p);
+	guard_leave();
+	return n;
+}

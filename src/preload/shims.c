@@ -1,0 +1,142 @@
+/* The exported malloc family: argument checks as glibc does them, then either
+ * straight to libc or to the router. Nothing else lives here. */
+#include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "real_libc.h"
+#include "route.h"
+
+#define MEMPLAN_EXPORT __attribute__((visibility("default")))
+
+static size_t page_bytes(void)
+{
+	static size_t cached;
+
+	if (!cached)
+		cached = (size_t)sysconf(_SC_PAGESIZE);
+	return cached;
+}
+
+static int is_power_of_two(size_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+MEMPLAN_EXPORT void *malloc(size_t size)
+{
+	if (route_passthrough())
+		return __libc_malloc(size);
+	return route_alloc(ALLOC_MALLOC, 1, size);
+}
+
+MEMPLAN_EXPORT void free(void *p)
+{
+	if (!p)
+		return;
+	if (route_passthrough() && !arena_owns(p))
+		__libc_free(p);
+	else
+		route_free(p);
+}
+
+MEMPLAN_EXPORT void *calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	if (route_passthrough())
+		return __libc_calloc(n, size);
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return route_alloc(ALLOC_CALLOC, 1, total);
+}
+
+MEMPLAN_EXPORT void *realloc(void *p, size_t size)
+{
+	if (route_passthrough() && !arena_owns(p))
+		return __libc_realloc(p, size);
+	return route_realloc(p, size);
+}
+
+MEMPLAN_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, total);
+}
+
+static void *aligned(size_t align, size_t size)
+{
+	if (route_passthrough())
+		return __libc_memalign(align, size);
+	return route_alloc(ALLOC_MEMALIGN, align, size);
+}
+
+MEMPLAN_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	void *p;
+
+	if (align % sizeof(void *) || !is_power_of_two(align))
+		return EINVAL;
+	p = aligned(align, size);
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+MEMPLAN_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	if (!is_power_of_two(align)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return aligned(align, size);
+}
+
+MEMPLAN_EXPORT void *memalign(size_t align, size_t size)
+{
+	/* glibc rounds a non-power-of-two alignment up to the next power of two. */
+	if (!is_power_of_two(align)) {
+		size_t a = 1;
+		while (a < align && a)
+			a <<= 1;
+		if (!a) {
+			errno = EINVAL;
+			return NULL;
+		}
+		align = a;
+	}
+	return aligned(align, size);
+}
+
+MEMPLAN_EXPORT void *valloc(size_t size)
+{
+	return aligned(page_bytes(), size);
+}
+
+MEMPLAN_EXPORT void *pvalloc(size_t size)
+{
+	size_t page = page_bytes(), rounded;
+
+	if (__builtin_add_overflow(size, page - 1, &rounded)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	rounded &= ~(page - 1);
+	return aligned(page, rounded ? rounded : page);
+}
+
+MEMPLAN_EXPORT size_t malloc_usable_size(void *p)
+{
+	return route_usable_size(p);
+}

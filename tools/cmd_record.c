@@ -1,0 +1,126 @@
+/* memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD...
+ * Runs CMD with the preload library in record mode; every process image that
+ * allocates adds its planned image to PLAN. Exits with CMD's status. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "commands.h"
+#include "config.h"
+#include "launch.h"
+#include "plan_file.h"
+
+static int usage(const char *why)
+{
+	if (why)
+		fprintf(stderr, "memplan: record: %s\n", why);
+	fprintf(stderr, "usage: memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD [ARG...]\n");
+	return 2;
+}
+
+/* The record id this run wrote into PLAN, or 0 if PLAN is missing or invalid. */
+static uint64_t plan_record_id(const char *path)
+{
+	uint64_t id = 0;
+	size_t len;
+	void *buf;
+
+	if (plan_file_load(path, &buf, &len, NULL, 0) == 0) {
+		id = plan_file_header(buf)->record_id;
+		free(buf);
+	}
+	return id;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"depth", required_argument, NULL, 'd'},
+		{"plan-seconds", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *output = NULL, *depth = NULL, *seconds = NULL;
+	char plan[PATH_MAX], id[32];
+	struct timespec now;
+	int c, r, status;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:d:s:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'd': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 64)
+				return usage("--depth takes a whole number from 1 to 64");
+			depth = optarg;
+			break;
+		}
+		case 's': {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (*end || !(v >= 0 && v <= 3600))
+				return usage("--plan-seconds takes seconds from 0 to 3600");
+			seconds = optarg;
+			break;
+		}
+		case 'h':
+			usage(NULL);
+			return 0;
+		default:
+			return usage(NULL);
+		}
+	}
+	if (!output)
+		return usage("-o PLAN is required");
+	if (optind >= argc)
+		return usage("no command given");
+
+	if (output[0] == '/') {
+		snprintf(plan, sizeof(plan), "%s", output);
+	} else {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)) ||
+		    (size_t)snprintf(plan, sizeof(plan), "%s/%s", cwd, output) >= sizeof(plan)) {
+			fprintf(stderr, "memplan: %s: path too long\n", output);
+			return 1;
+		}
+	}
+	r = atomic_file_check_writable(plan);
+	if (r < 0) {
+		fprintf(stderr, "memplan: %s: cannot write here: %s\n", output, strerror(-r));
+		return 1;
+	}
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(id, sizeof(id), "%llu",
+		 (unsigned long long)(((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^
+				      ((uint64_t)getpid() << 40)) | 1);
+	setenv("MEMPLAN_MODE", "record", 1);
+	setenv("MEMPLAN_PLAN", plan, 1);
+	setenv("MEMPLAN_RECORD_ID", id, 1);
+	if (depth)
+		setenv("MEMPLAN_DEPTH", depth, 1);
+	if (seconds)
+		setenv("MEMPLAN_PLAN_SECONDS", seconds, 1);
+	unsetenv("MEMPLAN_STATS");
+	launch_add_preload();
+
+	status = launch_run(argv + optind);
+	if (plan_record_id(plan) != strtoull(id, NULL, 10))
+		fprintf(stderr, "memplan: %s: no process wrote a plan (did the command allocate, "
+				"or was it killed?)\n",
+			output);
+	return status;
+}

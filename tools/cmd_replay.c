@@ -1,0 +1,90 @@
+/* memplan replay -p PLAN [--stats FILE] [--prefault] -- CMD...
+ * Runs CMD with the preload library in replay mode. A plan that cannot be used is
+ * reported in one line here, and CMD then runs on plain libc. Exits with CMD's
+ * status. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "launch.h"
+#include "plan_file.h"
+
+static int usage(const char *why)
+{
+	if (why)
+		fprintf(stderr, "memplan: replay: %s\n", why);
+	fprintf(stderr,
+		"usage: memplan replay -p PLAN [--stats FILE] [--prefault] -- CMD [ARG...]\n");
+	return 2;
+}
+
+static void set_absolute(const char *name, const char *path)
+{
+	char abs[PATH_MAX], cwd[PATH_MAX];
+
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)) &&
+	    (size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, path) < sizeof(abs))
+		path = abs;
+	setenv(name, path, 1);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"plan", required_argument, NULL, 'p'},
+		{"stats", required_argument, NULL, 's'},
+		{"prefault", no_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *plan = NULL, *stats = NULL;
+	char why[256];
+	void *buf;
+	size_t len;
+	int c, prefault = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:s:fh", options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			plan = optarg;
+			break;
+		case 's':
+			stats = optarg;
+			break;
+		case 'f':
+			prefault = 1;
+			break;
+		case 'h':
+			usage(NULL);
+			return 0;
+		default:
+			return usage(NULL);
+		}
+	}
+	if (!plan)
+		return usage("-p PLAN is required");
+	if (optind >= argc)
+		return usage("no command given");
+
+	/* Check once here, so that a bad plan gives one line, not one per process. */
+	if (plan_file_load(plan, &buf, &len, why, sizeof(why)) < 0) {
+		fprintf(stderr, "memplan: %s: %s; running on libc\n", plan, why);
+		unsetenv("MEMPLAN_MODE");
+		return launch_run(argv + optind);
+	}
+	free(buf);
+	setenv("MEMPLAN_MODE", "replay", 1);
+	set_absolute("MEMPLAN_PLAN", plan);
+	if (stats)
+		set_absolute("MEMPLAN_STATS", stats);
+	if (prefault)
+		setenv("MEMPLAN_PREFAULT", "1", 1);
+	launch_add_preload();
+	return launch_run(argv + optind);
+}

@@ -1,0 +1,240 @@
+/* memplan show [--json] [--top N] PLAN
+ * What a plan says: per process image, allocations, call sites, arena size
+ * against the lower bound, and the call sites holding the most bytes at the peak,
+ * symbolised. --json prints one object for scripts (keys are a stable contract:
+ * allocations, arena_bytes, lower_bound_bytes, sites, and images[] per image). */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "plan_file.h"
+#include "plan_summary.h"
+#include "symbolize.h"
+
+static int usage(const char *why)
+{
+	if (why)
+		fprintf(stderr, "memplan: show: %s\n", why);
+	fprintf(stderr, "usage: memplan show [--json] [--top N] PLAN\n");
+	return 2;
+}
+
+static void json_string(FILE *out, const char *s, size_t len)
+{
+	fputc('"', out);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* argv is stored NUL-separated; print it as a JSON array or a spaced line. */
+static void print_args(FILE *out, const struct plan_image *im, bool json)
+{
+	const char *p = im->strings + im->record.args_offset, *end = p + im->record.args_bytes;
+	bool first = true;
+
+	if (json)
+		fputc('[', out);
+	while (p < end) {
+		size_t n = strnlen(p, (size_t)(end - p));
+		if (json) {
+			if (!first)
+				fputc(',', out);
+			json_string(out, p, n);
+		} else {
+			fprintf(out, "%s%.*s", first ? "" : " ", (int)n, p);
+		}
+		first = false;
+		p += n + 1;
+	}
+	if (json)
+		fputc(']', out);
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 1.0;
+}
+
+static void print_image_text(FILE *out, struct symbolizer *sym, const struct plan_image *im,
+			     const struct site_summary *sums, unsigned top, uint64_t peak_bytes)
+{
+	const struct plan_image_record *r = &im->record;
+
+	fprintf(out, "image: %s (pid %u)\n", im->strings + r->exe_path_offset, r->pid);
+	fprintf(out, "  command:      ");
+	print_args(out, im, false);
+	fprintf(out, "\n  allocations:  %" PRIu64 " planned of %" PRIu64 " calls\n",
+		r->entry_count, r->alloc_calls);
+	fprintf(out, "  call sites:   %u (depth %u)\n", r->site_count, r->depth);
+	fprintf(out, "  arena:        %" PRIu64 " bytes\n", r->arena_bytes);
+	fprintf(out, "  lower bound:  %" PRIu64 " bytes (most bytes live at once; arena is %.4fx)\n",
+		r->lower_bound_bytes, ratio(r->arena_bytes, r->lower_bound_bytes));
+	if (!r->site_count)
+		return;
+	fprintf(out, "  top call sites by bytes live at the peak (%" PRIu64 " requested bytes):\n",
+		peak_bytes);
+	fprintf(out, "    %14s %8s %10s  %s\n", "bytes@peak", "blocks", "allocs", "site");
+	for (unsigned i = 0; i < top && i < r->site_count; i++) {
+		const struct site_summary *s = &sums[i];
+		const struct plan_site *site = &im->sites[s->site];
+		fprintf(out, "    %14" PRIu64 " %8" PRIu64 " %10" PRIu64 "  ", s->bytes_at_peak,
+			s->blocks_at_peak, s->allocations);
+		for (uint32_t f = 0; f < site->frame_count; f++) {
+			char name[512];
+			symbolizer_frame(sym, im, &im->frames[site->first_frame + f], name,
+					 sizeof(name));
+			fprintf(out, "%s%s\n", f ? "    " : "", name);
+			if (f + 1 < site->frame_count)
+				fprintf(out, "    %14s %8s %10s  ", "", "", "");
+		}
+		if (!site->frame_count)
+			fputc('\n', out);
+	}
+}
+
+static void print_image_json(FILE *out, struct symbolizer *sym, const struct plan_image *im,
+			     const struct site_summary *sums, unsigned top, uint64_t t_peak)
+{
+	const struct plan_image_record *r = &im->record;
+
+	fprintf(out, "{\"exe\":");
+	json_string(out, im->strings + r->exe_path_offset, r->exe_path_bytes);
+	fprintf(out, ",\"args\":");
+	print_args(out, im, true);
+	fprintf(out,
+		",\"pid\":%u,\"depth\":%u,\"allocations\":%" PRIu64 ",\"alloc_calls\":%" PRIu64
+		",\"arena_bytes\":%" PRIu64 ",\"lower_bound_bytes\":%" PRIu64
+		",\"sites\":%u,\"peak_time\":%" PRIu64 ",\"exe_key\":\"%016" PRIx64
+		"\",\"args_key\":\"%016" PRIx64 "\",\"top_sites\":[",
+		r->pid, r->depth, r->entry_count, r->alloc_calls, r->arena_bytes,
+		r->lower_bound_bytes, r->site_count, t_peak, r->exe_key, r->args_key);
+	for (unsigned i = 0; i < top && i < r->site_count; i++) {
+		const struct site_summary *s = &sums[i];
+		const struct plan_site *site = &im->sites[s->site];
+		fprintf(out,
+			"%s{\"site\":%u,\"key\":\"%016" PRIx64 "\",\"bytes_at_peak\":%" PRIu64
+			",\"blocks_at_peak\":%" PRIu64 ",\"allocations\":%" PRIu64
+			",\"total_bytes\":%" PRIu64 ",\"frames\":[",
+			i ? "," : "", s->site, site->key, s->bytes_at_peak, s->blocks_at_peak,
+			s->allocations, s->total_bytes);
+		for (uint32_t f = 0; f < site->frame_count; f++) {
+			char name[512];
+			symbolizer_frame(sym, im, &im->frames[site->first_frame + f], name,
+					 sizeof(name));
+			if (f)
+				fputc(',', out);
+			json_string(out, name, strlen(name));
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "]}");
+}
+
+int cmd_show(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"top", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	bool json = false;
+	unsigned top = 10;
+	char why[256];
+	void *buf;
+	size_t len;
+	int c, status = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jt:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 't': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 0 || v > 100000)
+				return usage("--top takes a whole number");
+			top = (unsigned)v;
+			break;
+		}
+		case 'h':
+			usage(NULL);
+			return 0;
+		default:
+			return usage(NULL);
+		}
+	}
+	if (optind + 1 != argc)
+		return usage("exactly one PLAN is needed");
+	const char *path = argv[optind];
+	if (plan_file_load(path, &buf, &len, why, sizeof(why)) < 0) {
+		fprintf(stderr, "memplan: %s: %s\n", path, why);
+		return 1;
+	}
+
+	const struct plan_file_header *h = plan_file_header(buf);
+	struct symbolizer *sym = symbolizer_new();
+	uint64_t allocations = 0, arena = 0, lower = 0, sites = 0;
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		struct plan_image im;
+		plan_file_image(buf, i, &im);
+		allocations += im.record.entry_count;
+		arena += im.record.arena_bytes;
+		lower += im.record.lower_bound_bytes;
+		sites += im.record.site_count;
+	}
+	if (json)
+		printf("{\"file\":\"%s\",\"format_version\":%u,\"record_id\":%" PRIu64
+		       ",\"allocations\":%" PRIu64 ",\"arena_bytes\":%" PRIu64
+		       ",\"lower_bound_bytes\":%" PRIu64 ",\"sites\":%" PRIu64 ",\"images\":[",
+		       path, h->version, h->record_id, allocations, arena, lower, sites);
+	else
+		printf("plan: %s (%u process image%s; totals: %" PRIu64 " allocations, arena %" PRIu64
+		       " bytes, lower bound %" PRIu64 " bytes)\n",
+		       path, h->image_count, h->image_count == 1 ? "" : "s", allocations, arena,
+		       lower);
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		struct plan_image im;
+		struct site_summary *sums;
+		uint64_t t_peak, peak_bytes;
+		plan_file_image(buf, i, &im);
+		if (plan_summary_sites(&im, &sums, &t_peak, &peak_bytes) < 0) {
+			fprintf(stderr, "memplan: %s: out of memory\n", path);
+			status = 1;
+			break;
+		}
+		if (json) {
+			if (i)
+				putchar(',');
+			print_image_json(stdout, sym, &im, sums, top, t_peak);
+		} else {
+			putchar('\n');
+			print_image_text(stdout, sym, &im, sums, top, peak_bytes);
+		}
+		free(sums);
+	}
+	if (json)
+		printf("]}\n");
+	symbolizer_free(sym);
+	free(buf);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "memplan: cannot write the output\n");
+		return 1;
+	}
+	return status;
+}

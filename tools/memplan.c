@@ -1,0 +1,43 @@
+/* The memplan command: a dispatcher to one subcommand per file (cmd_*.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "config.h"
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{"record", cmd_record, "run a command and write its plan"},
+	{"replay", cmd_replay, "run a command on its planned arena"},
+	{"show", cmd_show, "print what a plan says (arena, lower bound, top call sites)"},
+	{"plan", cmd_plan, "plan a packing instance (CSV) or re-plan a plan file"},
+};
+
+static int usage(FILE *out)
+{
+	fprintf(out, "usage: memplan COMMAND [ARGS...]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nmemplan COMMAND --help shows a command's options.\n");
+	return out == stderr ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
+		return usage(stdout);
+	if (!strcmp(argv[1], "--version")) {
+		printf("memplan %s\n", MEMPLAN_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "memplan: unknown command '%s'\n", argv[1]);
+	return usage(stderr);
+}
