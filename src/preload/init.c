@@ -7,6 +7,7 @@
 #include "init.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -257,6 +258,18 @@ static int start_mode(enum preload_mode mode)
 			return r;
 		}
 		return record_start();
+	}
+	/* Report an unwritable statistics file now: at exit stderr may be closed. */
+	if (preload_config.stats_path[0]) {
+		int fd = open(preload_config.stats_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			      0644);
+		if (fd < 0) {
+			log_error(preload_config.stats_path, ": cannot write statistics: ",
+				  strerror(errno), NULL);
+			preload_config.stats_path[0] = '\0';
+		} else {
+			close(fd);
+		}
 	}
 	return replay_start();
 }

@@ -1,0 +1,59 @@
+/* Writes a well-formed (valid checksum, in-bounds) but hostile version of a plan:
+ * every entry of every image is moved so that entries alive at the same time
+ * overlap in space. Replay must notice at run time and never hand out
+ * overlapping live blocks. usage: hostile-plan IN OUT MODE, MODE one of
+ *   zero:    every entry at offset 0;
+ *   shuffle: every entry at a pseudo-random granule offset inside the arena. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "plan_file.h"
+
+int main(int argc, char **argv)
+{
+	char why[256];
+	void *buf, *out;
+	size_t len, out_len;
+	uint64_t seed = 42;
+
+	if (argc != 4 || (strcmp(argv[3], "zero") && strcmp(argv[3], "shuffle"))) {
+		fprintf(stderr, "usage: hostile-plan IN OUT zero|shuffle\n");
+		return 2;
+	}
+	if (plan_file_load(argv[1], &buf, &len, why, sizeof(why)) < 0) {
+		fprintf(stderr, "hostile-plan: %s: %s\n", argv[1], why);
+		return 1;
+	}
+	uint32_t n = plan_file_header(buf)->image_count;
+	struct plan_image *images = calloc(n, sizeof(*images));
+	for (uint32_t i = 0; i < n; i++) {
+		plan_file_image(buf, i, &images[i]);
+		uint64_t count = images[i].record.entry_count, biggest = 0;
+		struct plan_entry *entries = malloc((count ? count : 1) * sizeof(*entries));
+		memcpy(entries, images[i].entries, count * sizeof(*entries));
+		for (uint64_t e = 0; e < count; e++)
+			if (entries[e].size_bytes > biggest)
+				biggest = entries[e].size_bytes;
+		uint64_t arena = (biggest + 2 * PLAN_MAX_ALIGN_BYTES) & ~(uint64_t)(PLAN_MAX_ALIGN_BYTES - 1);
+		for (uint64_t e = 0; e < count; e++) {
+			uint64_t room = arena - entries[e].size_bytes, off = 0;
+			if (!strcmp(argv[3], "shuffle")) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				off = (seed >> 20) % (room + 1);
+			}
+			uint64_t align = entries[e].align_bytes > PLAN_GRANULE_BYTES ? entries[e].align_bytes : PLAN_GRANULE_BYTES;
+			entries[e].offset_bytes = off / align * align;
+			entries[e].in_place_of = 0;
+		}
+		images[i].entries = entries;
+		images[i].record.arena_bytes = arena;
+	}
+	if (plan_file_serialize(images, n, plan_file_header(buf)->record_id, &out, &out_len) < 0 ||
+	    atomic_file_write(argv[2], out, out_len) < 0) {
+		fprintf(stderr, "hostile-plan: cannot write %s\n", argv[2]);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,81 @@
+# Shared helpers for the preload tests. Each test sources this file; meson passes
+# MEMPLAN (the CLI), PROGRAMS (purpose-built test programs) and PLAN_DIGEST.
+set -euo pipefail
+
+: "${MEMPLAN:?MEMPLAN must name the memplan CLI}"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/memplan-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# Skips the test (exit 77) unless every named program is installed.
+need() {
+  for p in "$@"; do
+    command -v "$p" >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
+  done
+}
+
+# run_plain NAME CMD...: output to $WORK/NAME.plain.out, status to $WORK/NAME.plain.rc
+run_plain() {
+  local name=$1; shift
+  set +e; "$@" >"$WORK/$name.plain.out" 2>"$WORK/$name.plain.err"; echo $? >"$WORK/$name.plain.rc"; set -e
+}
+
+run_record() {
+  local name=$1; shift
+  set +e; "$MEMPLAN" record -o "$WORK/$name.plan" -- "$@" >"$WORK/$name.record.out" 2>"$WORK/$name.record.err"
+  echo $? >"$WORK/$name.record.rc"; set -e
+}
+
+run_replay() {
+  local name=$1; shift
+  rm -f "$WORK/$name.stats"
+  set +e; "$MEMPLAN" replay -p "$WORK/$name.plan" --stats "$WORK/$name.stats" -- "$@" \
+    >"$WORK/$name.replay.out" 2>"$WORK/$name.replay.err"
+  echo $? >"$WORK/$name.replay.rc"; set -e
+}
+
+# same_as_plain NAME MODE: output and exit status of MODE equal the plain run's.
+same_as_plain() {
+  local name=$1 mode=$2
+  cmp -s "$WORK/$name.plain.out" "$WORK/$name.$mode.out" ||
+    fail "$name: $mode output differs from the plain run"
+  cmp -s "$WORK/$name.plain.rc" "$WORK/$name.$mode.rc" ||
+    fail "$name: $mode exit status $(cat "$WORK/$name.$mode.rc") != plain $(cat "$WORK/$name.plain.rc")"
+}
+
+# no_stderr_noise NAME MODE: memplan said nothing (it speaks only on errors).
+no_memplan_messages() {
+  local name=$1 mode=$2
+  if grep -q '^memplan:' "$WORK/$name.$mode.err"; then
+    fail "$name: memplan complained during $mode: $(grep '^memplan:' "$WORK/$name.$mode.err" | head -3)"
+  fi
+}
+
+# stat_sum NAME KEY: the sum of KEY over the stats lines of NAME's replay.
+stat_sum() {
+  python3 -S -c '
+import json, sys
+total = 0
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    v = d
+    for k in sys.argv[2].split("."):
+        v = v[k]
+    total += v
+print(total)' "$WORK/$1.stats" "$2"
+}
+
+# hit_ratio_at_least NAME PERCENT: served-from-arena / planned, over all images.
+hit_ratio_at_least() {
+  local name=$1 pct=$2 hits planned
+  hits=$(stat_sum "$name" hits)
+  planned=$(stat_sum "$name" planned)
+  [ "$planned" -gt 0 ] || fail "$name: no planned allocations in the replay stats"
+  [ $((hits * 100)) -ge $((planned * pct)) ] ||
+    fail "$name: only $hits of $planned planned allocations served from the arena (< $pct%)"
+  echo "$name: $hits of $planned planned allocations served from the arena"
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Bad input gets one clear line on stderr and the program runs normally on libc:
+# an unwritable plan path, a bad MEMPLAN_DEPTH, an unknown MEMPLAN_MODE, and
+# truncated, corrupt, foreign, empty and future-version plans (raw LD_PRELOAD form
+# and through the CLI).
+. "$(dirname "$0")/lib.sh"
+need sort
+
+LIB=$(dirname "$(dirname "$MEMPLAN")")/src/preload/libmemplan.so
+[ -f "$LIB" ] || fail "libmemplan.so not found next to the CLI"
+seq 1 3000 | awk '{ print ($1 * 31) % 3000 }' >"$WORK/in.txt"
+sort -n "$WORK/in.txt" >"$WORK/expected.out"
+
+# raw NAME EXPECTED_PATTERN ENV...: one memplan line matching the pattern, normal output.
+raw() {
+  local name=$1 pattern=$2; shift 2
+  env "$@" LD_PRELOAD="$LIB" sort -n "$WORK/in.txt" >"$WORK/$name.out" 2>"$WORK/$name.err" ||
+    fail "$name: sort failed under memplan"
+  cmp -s "$WORK/expected.out" "$WORK/$name.out" || fail "$name: output changed"
+  [ "$(grep -c . "$WORK/$name.err")" -eq 1 ] ||
+    fail "$name: expected one line on stderr, got: $(cat "$WORK/$name.err")"
+  grep -Eq "^memplan: .*$pattern" "$WORK/$name.err" ||
+    fail "$name: unexpected message: $(cat "$WORK/$name.err")"
+  echo "$name: $(cat "$WORK/$name.err")"
+}
+
+raw missing-dir "missing-dir/x.plan: cannot write the plan here" \
+  MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/missing-dir/x.plan"
+[ ! -e "$WORK/missing-dir" ] || fail "memplan created a directory"
+for depth in abc 0 65 -3 ""5x; do
+  raw "depth-$depth" "MEMPLAN_DEPTH='$depth' is not a whole number from 1 to 64" \
+    MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/d.plan" MEMPLAN_DEPTH="$depth"
+done
+[ ! -e "$WORK/d.plan" ] || fail "a plan was written despite a bad MEMPLAN_DEPTH"
+raw bad-mode "MEMPLAN_MODE='bogus' is not record, replay or off" MEMPLAN_MODE=bogus MEMPLAN_PLAN="$WORK/x.plan"
+raw no-plan-var "needs MEMPLAN_PLAN" MEMPLAN_MODE=replay
+
+# A good plan, then broken copies of it.
+"$MEMPLAN" record -o "$WORK/good.plan" -- sort -n "$WORK/in.txt" >/dev/null
+size=$(stat -c %s "$WORK/good.plan")
+head -c $((size / 2)) "$WORK/good.plan" >"$WORK/truncated.plan"
+cp "$WORK/good.plan" "$WORK/flipped.plan"
+printf '\x55' | dd of="$WORK/flipped.plan" bs=1 seek=$((size - 20)) conv=notrunc status=none
+head -c 4096 /dev/urandom >"$WORK/foreign.plan"
+: >"$WORK/empty.plan"
+cp "$WORK/good.plan" "$WORK/future.plan"
+printf '\x07' | dd of="$WORK/future.plan" bs=1 seek=8 conv=notrunc status=none
+
+raw truncated "truncated.plan: truncated" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/truncated.plan"
+raw flipped "flipped.plan: checksum mismatch" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/flipped.plan"
+raw foreign "foreign.plan: not a memplan plan" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/foreign.plan"
+raw empty "empty.plan: not a plan file" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/empty.plan"
+raw future "future.plan: plan format version 7 is newer" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/future.plan"
+raw missing "nowhere.plan: cannot open the plan" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/nowhere.plan"
+
+# Through the CLI, with a shell and two children: still exactly one line.
+for bad in truncated flipped foreign future; do
+  "$MEMPLAN" replay -p "$WORK/$bad.plan" -- sh -c "sort -n '$WORK/in.txt' | cat" \
+    >"$WORK/cli-$bad.out" 2>"$WORK/cli-$bad.err" || fail "cli-$bad: command failed"
+  cmp -s "$WORK/expected.out" "$WORK/cli-$bad.out" || fail "cli-$bad: output changed"
+  [ "$(grep -c . "$WORK/cli-$bad.err")" -eq 1 ] || fail "cli-$bad: $(cat "$WORK/cli-$bad.err")"
+done
+
+# The good plan still works, and an unwritable statistics path is reported.
+raw stats-unwritable "nodir/s.jsonl: cannot write statistics: No such file" \
+  MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/good.plan" MEMPLAN_STATS="$WORK/nodir/s.jsonl"
+echo "bad input: ok"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Replay on a run that differs from the recording (bigger, smaller or different
+# input; different arguments) gives the plain run's output, never crashes, and
+# counts the mismatches.
+. "$(dirname "$0")/lib.sh"
+need sort sqlite3 python3
+
+gen() { awk -v n="$1" -v s="$2" 'BEGIN { x = s; for (i = 0; i < n; i++) { x = (x * 1103515245 + 12345) % 2147483648; print x % 100003, "k" x % 331 } }'; }
+
+# sort: same command line, different file contents.
+gen 20000 1 >"$WORK/in.txt"
+run_record sort sort -k2 -n "$WORK/in.txt"
+for variant in "200000 2" "500 3" "20000 4"; do
+  gen $variant >"$WORK/in.txt"
+  run_plain sort sort -k2 -n "$WORK/in.txt"
+  run_replay sort sort -k2 -n "$WORK/in.txt"
+  same_as_plain sort replay
+  misses=$(python3 -S -c 'import json,sys; print(sum(sum(json.loads(l)["misses"].values()) for l in open(sys.argv[1])))' "$WORK/sort.stats")
+  echo "sort on $variant: $(stat_sum sort hits) served, $misses missed of $(stat_sum sort allocs)"
+done
+[ "$misses" -ge 0 ]
+
+# sqlite3: record one script, replay another at the same path.
+printf 'CREATE TABLE t(a, b);\nINSERT INTO t VALUES (1, "x"), (2, "y");\nSELECT * FROM t;\n' >"$WORK/s.sql"
+run_record sql sqlite3 :memory: ".read $WORK/s.sql"
+awk 'BEGIN { print "CREATE TABLE t(a, b); BEGIN;"; for (i = 0; i < 30000; i++) printf "INSERT INTO t VALUES (%d, \"v%d\");\n", i % 97, i; print "COMMIT; SELECT a, count(*) FROM t GROUP BY a ORDER BY 2 DESC LIMIT 5;" }' >"$WORK/s.sql"
+run_plain sql sqlite3 :memory: ".read $WORK/s.sql"
+run_replay sql sqlite3 :memory: ".read $WORK/s.sql"
+same_as_plain sql replay
+beyond=$(stat_sum sql misses.occurrence_beyond)
+[ "$beyond" -gt 0 ] || fail "sqlite3: a much bigger run used no more occurrences than planned"
+echo "sqlite3 bigger script: $beyond allocations beyond the plan went to libc"
+
+# Different arguments: a different image, which finds no plan and says so in stats.
+run_record threads "$PROGRAMS/pattern_threads" 2 5000
+run_plain threads "$PROGRAMS/pattern_threads" 2 7000
+run_replay threads "$PROGRAMS/pattern_threads" 2 7000
+same_as_plain threads replay
+[ "$(stat_sum threads misses.no_plan)" -gt 0 ] || fail "no_plan was not counted"
+[ "$(stat_sum threads hits)" -eq 0 ] || fail "a plan for other arguments was used"
+echo "divergence: ok"

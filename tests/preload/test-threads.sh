@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Threads: 4 and 8 threads allocate, fill every block with its own pattern and
+# check it before freeing, under record and over many replays. Any overlap of live
+# blocks would break a pattern (the program then exits 1).
+. "$(dirname "$0")/lib.sh"
+
+for threads in 4 8; do
+  name=threads$threads
+  run_plain "$name" "$PROGRAMS/pattern_threads" $threads 20000
+  run_record "$name" "$PROGRAMS/pattern_threads" $threads 20000
+  same_as_plain "$name" record
+  for i in $(seq 1 10); do
+    run_replay "$name" "$PROGRAMS/pattern_threads" $threads 20000
+    same_as_plain "$name" replay
+    no_memplan_messages "$name" replay
+  done
+  hits=$(stat_sum "$name" hits)
+  [ "$hits" -gt 0 ] || fail "$name: nothing was served from the arena"
+  echo "$name: last replay served $hits of $(stat_sum "$name" allocs) allocations from the arena"
+done
