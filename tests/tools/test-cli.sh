@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The memplan CLI: exit codes (2 usage, 1 failure, else the command's status),
+# stdout of the command untouched, messages in the "memplan: FILE: problem" form,
+# and the JSON keys of `memplan show --json` that scripts rely on.
+set -euo pipefail
+: "${MEMPLAN:?}" "${PROGRAMS:?}"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# status EXPECTED CMD...: runs CMD, checks its exit status.
+status() {
+  local want=$1 got; shift
+  set +e; "$@" >"$WORK/out" 2>"$WORK/err"; got=$?; set -e
+  [ "$got" = "$want" ] || fail "exit $got, not $want: $* ($(head -c 300 "$WORK/err"))"
+}
+
+# Usage errors: exit 2 with a usage line.
+status 2 "$MEMPLAN"
+status 2 "$MEMPLAN" frobnicate
+status 2 "$MEMPLAN" record -- true
+status 2 "$MEMPLAN" record -o "$WORK/x.plan"
+status 2 "$MEMPLAN" record -o "$WORK/x.plan" --depth 0 -- true
+status 2 "$MEMPLAN" record -o "$WORK/x.plan" --depth many -- true
+status 2 "$MEMPLAN" replay -- true
+status 2 "$MEMPLAN" show
+status 2 "$MEMPLAN" show a b
+status 2 "$MEMPLAN" plan
+grep -q usage "$WORK/err" || fail "no usage line for a usage error"
+status 0 "$MEMPLAN" --help
+status 0 "$MEMPLAN" record --help
+
+# Failures: exit 1 with "memplan: FILE: ...".
+status 1 "$MEMPLAN" record -o "$WORK/no/such/dir/x.plan" -- true
+grep -q "^memplan: $WORK/no/such/dir/x.plan: cannot write here" "$WORK/err" || fail "record: $(cat "$WORK/err")"
+status 1 "$MEMPLAN" show "$WORK/missing.plan"
+grep -q "^memplan: $WORK/missing.plan: No such file" "$WORK/err" || fail "show: $(cat "$WORK/err")"
+head -c 100 /dev/urandom >"$WORK/junk.plan"
+status 1 "$MEMPLAN" show "$WORK/junk.plan"
+grep -q "^memplan: $WORK/junk.plan: not a memplan plan file" "$WORK/err" || fail "show junk: $(cat "$WORK/err")"
+
+# record and replay pass the command's status and output through untouched.
+status 5 "$MEMPLAN" record -o "$WORK/exit.plan" -- "$PROGRAMS/exit_paths" _Exit
+[ ! -s "$WORK/out" ] && [ ! -s "$WORK/err" ] || fail "record printed something"
+status 3 "$MEMPLAN" replay -p "$WORK/exit.plan" -- "$PROGRAMS/exit_paths" exit
+status 134 "$MEMPLAN" record -o "$WORK/abort.plan" -- "$PROGRAMS/exit_paths" abort
+status 127 "$MEMPLAN" record -o "$WORK/x.plan" -- "$WORK/not-a-command"
+"$PROGRAMS/family" 2 >"$WORK/family.plain"
+status 0 "$MEMPLAN" record -o "$WORK/family.plan" --depth 3 -- "$PROGRAMS/family" 2
+cmp -s "$WORK/out" "$WORK/family.plain" || fail "record changed the command's stdout"
+status 0 "$MEMPLAN" replay -p "$WORK/family.plan" --stats "$WORK/s.jsonl" -- "$PROGRAMS/family" 2
+cmp -s "$WORK/out" "$WORK/family.plain" || fail "replay changed the command's stdout"
+[ ! -s "$WORK/err" ] || fail "replay printed on stderr: $(cat "$WORK/err")"
+
+# The stats line and show --json carry the contract keys.
+python3 -S - "$WORK/s.jsonl" <<'PY'
+import json, sys
+line = json.loads(open(sys.argv[1]).readline())
+for key in ("exe", "pid", "allocs", "planned", "hits", "hit_bytes", "misses", "arena_bytes"):
+    assert key in line, key
+assert isinstance(line["misses"], dict) and line["hits"] > 0
+PY
+status 0 "$MEMPLAN" show --json "$WORK/family.plan"
+python3 -S - "$WORK/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for key in ("allocations", "arena_bytes", "lower_bound_bytes", "sites", "images"):
+    assert key in d, key
+im = d["images"][0]
+for key in ("exe", "allocations", "arena_bytes", "lower_bound_bytes", "sites", "top_sites"):
+    assert key in im, key
+assert im["depth"] == 3
+assert d["arena_bytes"] >= d["lower_bound_bytes"] > 0
+assert d["allocations"] == sum(i["allocations"] for i in d["images"])
+assert im["top_sites"] and im["top_sites"][0]["frames"]
+PY
+# Several images in one plan: images[] has each, totals add up.
+status 0 "$MEMPLAN" record -o "$WORK/multi.plan" -- sh -c "'$PROGRAMS/family' 1 >/dev/null; '$PROGRAMS/exit_paths' return"
+status 0 "$MEMPLAN" show --json "$WORK/multi.plan"
+python3 -S -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = sorted(i["exe"].rsplit("/", 1)[-1] for i in d["images"])
+assert "family" in names and "exit_paths" in names, names
+assert d["arena_bytes"] == sum(i["arena_bytes"] for i in d["images"])
+' "$WORK/out"
+status 0 "$MEMPLAN" show "$WORK/multi.plan"
+grep -q "lower bound:" "$WORK/out" || fail "show text has no lower bound"
+grep -q "top call sites" "$WORK/out" || fail "show text has no top call sites"
+echo "cli: ok"
