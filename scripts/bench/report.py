@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+"""Turns the raw figures of scripts/bench.sh into docs/benchmarks.md and a plot.
+
+Reads the work directory the script filled (results.tsv, the plans' `memplan show
+--json`, the replay stats as JSON Lines, the profiler output sizes) and writes
+Markdown tables of medians [min-max] with ratios against glibc, a plain list of
+where memplan loses, and an SVG bar chart (written directly, no plotting library,
+so the only dependency is python3).
+
+The findings list is computed from the numbers, never written by hand, so that a
+rerun on another machine cannot leave a stale claim in the document.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+ALLOC_LABEL = {
+    "glibc": "glibc",
+    "jemalloc": "jemalloc",
+    "mimalloc": "mimalloc",
+    "tcmalloc": "tcmalloc",
+    "memplan": "memplan replay",
+}
+ALLOC_COLOUR = {
+    "glibc": "#7f7f7f",
+    "jemalloc": "#1f77b4",
+    "mimalloc": "#2ca02c",
+    "tcmalloc": "#ff7f0e",
+    "memplan": "#d62728",
+}
+
+
+def read_meta(path):
+    meta = {}
+    with open(path) as f:
+        for line in f:
+            key, _, value = line.rstrip("\n").partition("=")
+            meta[key] = value
+    return meta
+
+
+def read_results(path):
+    """{(phase, workload, tool): [row, ...]} with floats for wall and MiB."""
+    rows = defaultdict(list)
+    with open(path) as f:
+        header = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            r = dict(zip(header, line.rstrip("\n").split("\t")))
+            try:
+                r["wall"] = float(r["wall_s"])
+            except ValueError:
+                r["wall"] = float("nan")
+            r["rss_mib"] = int(r["maxrss_kib"] or 0) / 1024.0
+            r["ok"] = r["status"] == "0"
+            r["same"] = r["same_output"] == "1"
+            # A run counts only if it succeeded and, under an allocator, printed
+            # what glibc's run printed (profilers add their own output).
+            r["usable"] = r["ok"] and (r["phase"] != "allocator" or r["same"])
+            rows[(r["phase"], r["workload"], r["tool"])].append(r)
+    return rows
+
+
+def summary(values):
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return None
+    return statistics.median(values), min(values), max(values)
+
+
+def fmt_num(v):
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 10:
+        return "%.1f" % v
+    if v >= 1:
+        return "%.2f" % v
+    return "%.3f" % v
+
+
+def fmt_cell(s, base=None):
+    if s is None:
+        return "n/a"
+    med, lo, hi = s
+    text = "%s [%s–%s]" % (fmt_num(med), fmt_num(lo), fmt_num(hi))
+    if base:
+        text += " (%.2f×)" % (med / base[0])
+    return text
+
+
+def fmt_bytes(n):
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return ("%.0f %s" if unit == "B" else "%.1f %s") % (n, unit)
+        n /= 1024.0
+    return str(n)
+
+
+def replay_stats(work, wl):
+    """Per repetition: totals over every process image of the run."""
+    reps = []
+    for path in sorted(glob.glob(os.path.join(work, "stats", wl + ".*.jsonl"))):
+        total = {"allocs": 0, "hits": 0, "hit_bytes": 0, "misses": defaultdict(int),
+                 "images": 0}
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                o = json.loads(line)
+                total["images"] += 1
+                total["allocs"] += o.get("allocs", 0)
+                total["hits"] += o.get("hits", 0)
+                total["hit_bytes"] += o.get("hit_bytes", 0)
+                for reason, n in o.get("misses", {}).items():
+                    total["misses"][reason] += n
+        reps.append(total)
+    return reps
+
+
+def read_sizes(path):
+    try:
+        with open(path) as f:
+            return [int(x) for x in f.read().split() if x.strip()]
+    except OSError:
+        return []
+
+
+def svg_chart(meta, rows, workloads, allocators, path):
+    """Two panels, time and peak RSS, each bar the ratio of an allocator's median to
+    glibc's on a log2 axis (bars grow up when worse, down when better), with min-max
+    whiskers and the ratio printed."""
+    width, panel_h, top, left, right = 960, 300, 70, 70, 20
+    gap = 60
+    height = top + 2 * panel_h + gap + 80
+    plot_w = width - left - right
+    lo_exp, hi_exp = -3, 5  # 1/8x .. 32x
+    out = []
+    out.append('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+               'viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">'
+               % (width, height, width, height))
+    out.append('<rect width="100%" height="100%" fill="white"/>')
+    out.append('<text x="%d" y="22" font-size="15" font-weight="bold">memplan benchmarks: '
+               'relative to glibc (median of %s runs; whiskers: min–max)</text>'
+               % (left, meta.get("reps", "?")))
+    out.append('<text x="%d" y="40" fill="#444">%s, %s CPUs, %s. Log scale: '
+               'above 1× is slower / larger than glibc, below is faster / smaller.</text>'
+               % (left, esc(meta.get("cpu", "")), meta.get("nproc", "?"),
+                  esc(meta.get("date", ""))))
+
+    def y_of(ratio, y0):
+        e = math.log2(max(min(ratio, 2 ** hi_exp), 2 ** lo_exp))
+        return y0 + panel_h * (hi_exp - e) / (hi_exp - lo_exp)
+
+    group_w = plot_w / len(workloads)
+    bar_w = group_w * 0.8 / len(allocators)
+    for p, (metric, title) in enumerate((("wall", "Wall time"), ("rss_mib", "Peak RSS"))):
+        y0 = top + p * (panel_h + gap)
+        out.append('<text x="%d" y="%d" font-size="13" font-weight="bold">%s</text>'
+                   % (left, y0 - 8, title))
+        for e in range(lo_exp, hi_exp + 1):
+            y = y_of(2 ** e, y0)
+            label = ("%g×" % (2 ** e)) if e >= 0 else "1/%d×" % (2 ** -e)
+            out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" '
+                       'stroke-width="%s"/>' % (left, width - right, y, y,
+                                                "#000" if e == 0 else "#ddd",
+                                                "1.2" if e == 0 else "1"))
+            out.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>'
+                       % (left - 6, y + 4, label))
+        for g, wl in enumerate(workloads):
+            base = summary([r[metric] for r in rows.get(("allocator", wl, "glibc"), [])
+                            if r["usable"]])
+            gx = left + g * group_w + group_w * 0.1
+            out.append('<text x="%.1f" y="%d" text-anchor="middle" font-size="12">%s</text>'
+                       % (left + (g + 0.5) * group_w, y0 + panel_h + 16, esc(wl)))
+            if not base:
+                continue
+            for a, alloc in enumerate(allocators):
+                s = summary([r[metric] for r in rows.get(("allocator", wl, alloc), [])
+                             if r["usable"]])
+                if not s:
+                    continue
+                med, lo, hi = (v / base[0] for v in s)
+                x = gx + a * bar_w
+                y1, ym = y_of(1.0, y0), y_of(med, y0)
+                out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s">'
+                           '<title>%s on %s: %.3f× glibc</title></rect>'
+                           % (x + 1, min(y1, ym), bar_w - 2, max(abs(ym - y1), 1),
+                              ALLOC_COLOUR[alloc], ALLOC_LABEL[alloc], esc(wl), med))
+                cx = x + bar_w / 2
+                out.append('<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="#000"/>'
+                           % (cx, cx, y_of(lo, y0), y_of(hi, y0)))
+                ty = ym - 4 if med >= 1 else ym + 12
+                out.append('<text x="%.1f" y="%.1f" text-anchor="middle" font-size="9">'
+                           '%.2f</text>' % (cx, ty, med))
+    ly = top + 2 * panel_h + gap + 45
+    for a, alloc in enumerate(allocators):
+        x = left + a * 150
+        out.append('<rect x="%d" y="%d" width="14" height="14" fill="%s"/>'
+                   % (x, ly - 11, ALLOC_COLOUR[alloc]))
+        out.append('<text x="%d" y="%d" font-size="12">%s</text>'
+                   % (x + 20, ly, ALLOC_LABEL[alloc]))
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def esc(s):
+    return (s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--meta", required=True)
+    ap.add_argument("--markdown", required=True)
+    ap.add_argument("--svg", required=True)
+    args = ap.parse_args()
+
+    meta = read_meta(args.meta)
+    rows = read_results(os.path.join(args.work, "results.tsv"))
+    workloads = meta["workloads"].split()
+    allocators = meta["allocators"].split()
+    reps = meta.get("reps", "?")
+
+    def stat(phase, wl, tool, metric):
+        return summary([r[metric] for r in rows.get((phase, wl, tool), []) if r["usable"]])
+
+    md = []
+    w = md.append
+    w("# Benchmarks")
+    w("")
+    w("Written by `scripts/bench.sh`; rerun it to refresh every figure here. "
+      "Do not edit by hand.")
+    w("")
+    if meta.get("quick") == "1":
+        w("**This is a quick smoke run (BENCH_QUICK=1): small inputs, few repetitions. "
+          "Its figures are not meant for comparison.**")
+        w("")
+    w("- Command: `%s` (%s repetitions; the timed part took %s s)"
+      % (meta["command"], reps, meta.get("elapsed_s", "?")))
+    w("- Date: %s" % meta["date"])
+    w("- Machine: %s, %s CPUs (nproc), %s RAM, Linux %s, %s"
+      % (meta["cpu"], meta["nproc"], meta["mem"], meta["kernel"], meta["os"]))
+    w("- Load average (1 min) at the start and end of the timed part: %s, %s"
+      % (meta.get("load_start", "?"), meta.get("load_end", "?")))
+    w("- memplan %s, built with `--buildtype=release`; glibc %s, jemalloc %s, "
+      "mimalloc %s, tcmalloc-minimal %s, heaptrack %s (Debian packages)"
+      % (meta["commit"], meta["glibc"], meta["jemalloc"], meta["mimalloc"],
+         meta["tcmalloc"], meta["heaptrack"]))
+    w("")
+    w("## Method")
+    w("")
+    w("- Each figure is the median of %s runs, with the minimum and maximum in "
+      "brackets. Within a repetition every allocator runs once, one after the other, "
+      "and the first allocator rotates between repetitions, so slow drift of the "
+      "machine is shared out evenly." % reps)
+    w("- Wall time and peak resident set (RSS) come from `bench-run` "
+      "(`tests/bench/bench_run.c`): `CLOCK_MONOTONIC` around `fork`/`exec`/`wait4`, "
+      "and `ru_maxrss` from `wait4`.")
+    w("- jemalloc, mimalloc and tcmalloc are loaded with `LD_PRELOAD` of the Debian "
+      "shared objects. memplan replay uses the raw form (`MEMPLAN_MODE=replay "
+      "MEMPLAN_PLAN=… LD_PRELOAD=libmemplan.so`), so the CLI's start-up is not "
+      "counted; the plan was recorded once, before any timed run, with "
+      "`MEMPLAN_MODE=record` on the same command.")
+    w("- Every run's output is compared with glibc's; a run that fails or prints "
+      "something else is left out of the figures and listed below.")
+    w("- `PYTHONHASHSEED=0` is set for every run, so CPython allocates the same way "
+      "each time.")
+    w("")
+    w("## Workloads")
+    w("")
+    w("| workload | what it does | command |")
+    w("| --- | --- | --- |")
+    for wl in workloads:
+        w("| %s | %s | `%s` |" % (wl, meta["what." + wl], meta["cmd." + wl]))
+    w("")
+
+    header = "| workload | " + " | ".join(ALLOC_LABEL[a] for a in allocators) + " |"
+    sep = "| --- |" + " ---: |" * len(allocators)
+    for metric, title, unit in (("wall", "Wall time", "seconds"),
+                                ("rss_mib", "Peak RSS", "MiB")):
+        w("## %s (%s, median [min–max], ratio to glibc's median)" % (title, unit))
+        w("")
+        w(header)
+        w(sep)
+        for wl in workloads:
+            base = stat("allocator", wl, "glibc", metric)
+            cells = []
+            for a in allocators:
+                s = stat("allocator", wl, a, metric)
+                cells.append(fmt_cell(s, base if a != "glibc" else None))
+            w("| %s | %s |" % (wl, " | ".join(cells)))
+        w("")
+
+    w("## memplan replay: hit rate and footprint")
+    w("")
+    w("Hit rate: allocation calls served from the arena, over all calls, summed over "
+      "the process images of a run (median over runs). Arena and lower bound come "
+      "from `memplan show --json` of the plan (the lower bound is the most bytes live "
+      "at once). The plan file is read at start-up, so its size counts in memplan's RSS.")
+    w("")
+    w("| workload | allocation calls | hit rate | misses by reason | arena | lower bound "
+      "| arena / lower bound | plan file | memplan peak RSS | smallest peer peak RSS |")
+    w("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    hit_rates = {}
+    for wl in workloads:
+        reps_stats = replay_stats(args.work, wl)
+        try:
+            with open(os.path.join(args.work, "plans", wl + ".json")) as f:
+                show = json.load(f)
+        except (OSError, ValueError):
+            show = {}
+        plan_size = read_sizes(os.path.join(args.work, "plans", wl + ".size"))
+        if reps_stats:
+            rates = [s["hits"] / s["allocs"] if s["allocs"] else 0.0 for s in reps_stats]
+            rate = statistics.median(rates)
+            hit_rates[wl] = rate
+            calls = statistics.median([s["allocs"] for s in reps_stats])
+            misses = defaultdict(int)
+            for s in reps_stats:
+                for k, v in s["misses"].items():
+                    misses[k] += v
+            miss_text = ", ".join("%s %d" % (k, round(v / len(reps_stats)))
+                                  for k, v in sorted(misses.items(), key=lambda kv: -kv[1])
+                                  if v) or "none"
+            rate_text = "%.1f%% [%.1f–%.1f]" % (100 * rate, 100 * min(rates), 100 * max(rates))
+        else:
+            calls, rate_text, miss_text = 0, "n/a", "n/a"
+        arena = show.get("arena_bytes", 0)
+        lower = show.get("lower_bound_bytes", 0)
+        mp_rss = stat("allocator", wl, "memplan", "rss_mib")
+        peers = [(stat("allocator", wl, a, "rss_mib"), a) for a in allocators if a != "memplan"]
+        peers = [(s[0], a) for s, a in peers if s]
+        best_peer = min(peers) if peers else None
+        w("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            wl, calls, rate_text, miss_text, fmt_bytes(arena), fmt_bytes(lower),
+            "%.3f" % (arena / lower) if lower else "n/a",
+            fmt_bytes(plan_size[0]) if plan_size else "n/a",
+            "%s MiB" % fmt_num(mp_rss[0]) if mp_rss else "n/a",
+            "%s MiB (%s)" % (fmt_num(best_peer[0]), best_peer[1]) if best_peer else "n/a"))
+    w("")
+    w("Miss reasons are averaged per run. `slot_busy`: the planned slot was still "
+      "occupied (the run diverged from the recording, e.g. threads interleaved "
+      "differently); `size_too_large`: the request was larger than the planned block.")
+    w("")
+
+    w("## Profilers: memplan record against heaptrack")
+    w("")
+    w("`memplan record` here includes planning the arena and writing the plan at exit; "
+      "`heaptrack -o FILE CMD` includes interpreting and compressing its trace. Peak "
+      "RSS is the largest single process (heaptrack runs the program, its interpreter "
+      "and a compressor as separate processes).")
+    w("")
+    w("| workload | memplan record (s) | heaptrack (s) | memplan / heaptrack | memplan record "
+      "peak RSS (MiB) | heaptrack peak RSS (MiB) | plan file | heaptrack file |")
+    w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    prof_ratio = {}
+    for wl in workloads:
+        m = stat("profiler", wl, "memplan record", "wall")
+        h = stat("profiler", wl, "heaptrack", "wall")
+        mr = stat("profiler", wl, "memplan record", "rss_mib")
+        hr = stat("profiler", wl, "heaptrack", "rss_mib")
+        ps = read_sizes(os.path.join(args.work, "prof", wl + ".memplan.size"))
+        hs = read_sizes(os.path.join(args.work, "prof", wl + ".heaptrack.size"))
+        ratio = m[0] / h[0] if m and h else None
+        prof_ratio[wl] = ratio
+        w("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            wl, fmt_cell(m), fmt_cell(h), "%.2f×" % ratio if ratio else "n/a",
+            fmt_cell(mr), fmt_cell(hr),
+            fmt_bytes(statistics.median(ps)) if ps else "n/a",
+            fmt_bytes(statistics.median(hs)) if hs else "n/a"))
+    w("")
+
+    w("## What the numbers say")
+    w("")
+    w("Computed from the tables above: memplan replay against glibc, and against the best "
+      "of the four others when one of them does better.")
+    w("")
+    for wl in workloads:
+        parts = []
+        for metric, noun, unit in (("wall", "time", "s"), ("rss_mib", "peak RSS", "MiB")):
+            mp = stat("allocator", wl, "memplan", metric)
+            base = stat("allocator", wl, "glibc", metric)
+            if not mp or not base:
+                parts.append("no %s figure for memplan" % noun)
+                continue
+            others = [(stat("allocator", wl, a, metric), a)
+                      for a in allocators if a != "memplan"]
+            others = [(s[0], a) for s, a in others if s]
+            best = min(others)
+            verdict = "%s %s %s vs glibc %s %s (%.2f×)" % (
+                noun, fmt_num(mp[0]), unit, fmt_num(base[0]), unit, mp[0] / base[0])
+            if mp[0] > best[0]:
+                verdict += "; **worse than %s** (%s %s, memplan is %.2f× that)" % (
+                    best[1], fmt_num(best[0]), unit, mp[0] / best[0])
+            else:
+                verdict += "; the best of all five"
+            parts.append(verdict)
+        line = "- **%s**: memplan replay %s." % (wl, "; ".join(parts))
+        if wl in hit_rates:
+            line += " Hit rate %.1f%%." % (100 * hit_rates[wl])
+        if prof_ratio.get(wl):
+            line += " Recording took %.2f× heaptrack's time (%s)." % (
+                prof_ratio[wl], "slower" if prof_ratio[wl] > 1 else "faster")
+        w(line)
+    w("")
+
+    failures = []
+    for (phase, wl, tool), rs in sorted(rows.items()):
+        for r in rs:
+            if not r["ok"]:
+                failures.append("%s %s on %s, repetition %s: exit status %s"
+                                % (phase, tool, wl, r["rep"], r["status"]))
+            elif phase == "allocator" and not r["same"]:
+                failures.append("%s on %s, repetition %s: output differs from glibc's "
+                                "(left out)" % (tool, wl, r["rep"]))
+    w("## Failed or divergent runs")
+    w("")
+    if failures:
+        for f in failures:
+            w("- " + f)
+    else:
+        w("None: every run exited 0 and printed what glibc's run printed.")
+    w("")
+    w("## Plot")
+    w("")
+    w("![Wall time and peak RSS relative to glibc](benchmarks.svg)")
+    w("")
+
+    with open(args.markdown, "w") as f:
+        f.write("\n".join(md))
+    svg_chart(meta, rows, workloads, allocators, args.svg)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
