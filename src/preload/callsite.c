@@ -16,6 +16,7 @@
 
 #include "addr_map.h"
 #include "modules.h"
+#include "thread_lineage.h"
 
 /* Frames of memplan itself above the caller: shim, mode, capture, plus room. */
 #define OWN_FRAMES_MAX 8
@@ -133,7 +134,9 @@ static uint32_t resolve_site(void *const *ips, int count)
 		key_parts[2 * i] = m->key;
 		key_parts[2 * i + 1] = frames[i].offset;
 	}
-	uint64_t key = XXH3_64bits(key_parts, (size_t)count * 2 * sizeof(uint64_t));
+	/* The thread's name is part of the site: each thread keeps its own occurrences. */
+	uint64_t key = XXH3_64bits_withSeed(key_parts, (size_t)count * 2 * sizeof(uint64_t),
+					    thread_lineage);
 	return interner.intern(interner.ctx, key, frames, (uint32_t)count);
 }
 
@@ -152,7 +155,7 @@ uint32_t callsite_capture(void)
 		count = (int)callsite_depth;
 	if (count <= 0)
 		return CALLSITE_UNKNOWN;
-	raw = XXH3_64bits(ips + first, (size_t)count * sizeof(void *)) | 1;
+	raw = XXH3_64bits_withSeed(ips + first, (size_t)count * sizeof(void *), thread_lineage) | 1;
 
 	pthread_mutex_lock(&callsite_mutex);
 	if (addr_map_get(&raw_to_site, raw, &value)) {

@@ -1,17 +1,21 @@
 /* The exported process functions: every exec and _exit/_Exit first finishes the
  * current mode (record writes the plan of the image that is about to go away,
- * replay its statistics), since neither runs atexit handlers or destructors.
+ * replay its statistics), since neither runs atexit handlers or destructors; and
+ * pthread_create gives each new thread its lineage name (thread_lineage.h).
  * The execl* forms are turned into arrays here because glibc's own execl calls an
  * internal execve that no preload can see. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "guard.h"
 #include "init.h"
 #include "real_libc.h"
+#include "thread_lineage.h"
 
 #define MEMPLAN_EXPORT __attribute__((visibility("default")))
 
@@ -110,6 +114,39 @@ MEMPLAN_EXPORT int execle(const char *path, const char *arg0, ...)
 MEMPLAN_EXPORT int execlp(const char *file, const char *arg0, ...)
 {
 	EXECL_BODY(execvpe(file, argv, envp), 0);
+}
+
+struct thread_start {
+	void *(*routine)(void *);
+	void *arg;
+	uint64_t lineage;
+};
+
+static void *start_named_thread(void *p)
+{
+	struct thread_start start = *(struct thread_start *)p;
+
+	__libc_free(p);
+	thread_lineage = start.lineage;
+	return start.routine(start.arg);
+}
+
+MEMPLAN_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+				  void *(*routine)(void *), void *arg)
+{
+	struct thread_start *start;
+	int r;
+
+	if (preload_mode_now() == PRELOAD_OFF)
+		return real_libc()->pthread_create(thread, attr, routine, arg);
+	start = __libc_malloc(sizeof(*start));
+	if (!start)
+		return EAGAIN;
+	*start = (struct thread_start){routine, arg, thread_lineage_next_child()};
+	r = real_libc()->pthread_create(thread, attr, start_named_thread, start);
+	if (r)
+		__libc_free(start);
+	return r;
 }
 
 MEMPLAN_EXPORT void _exit(int status)

@@ -29,6 +29,7 @@ static void resolve(void)
 	real.fexecve = dlsym(RTLD_NEXT, "fexecve");
 	real.execveat = dlsym(RTLD_NEXT, "execveat");
 	real.exit_now = dlsym(RTLD_NEXT, "_exit");
+	real.pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	if (!real.exit_now)
 		real.exit_now = exit_by_syscall;
 	guard_leave();

@@ -7,6 +7,7 @@
  * dlsym makes goes to __libc_calloc. */
 #pragma once
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -26,6 +27,8 @@ struct real_functions {
 	int (*execveat)(int dirfd, const char *path, char *const argv[], char *const envp[],
 			int flags);
 	void (*exit_now)(int status) __attribute__((noreturn)); /* _exit */
+	int (*pthread_create)(pthread_t *thread, const pthread_attr_t *attr,
+			      void *(*routine)(void *), void *arg);
 };
 
 /* The resolved functions; resolves them on first use. Thread-safe. Never NULL

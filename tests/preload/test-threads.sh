@@ -14,7 +14,11 @@ for threads in 4 8; do
     same_as_plain "$name" replay
     no_memplan_messages "$name" replay
   done
+  # Each thread keeps its own occurrences (thread lineage), so most allocations
+  # match even though the threads interleave differently; the rest are refused
+  # as busy when another thread's block is still live. Typically about 80%.
   hits=$(stat_sum "$name" hits)
-  [ "$hits" -gt 0 ] || fail "$name: nothing was served from the arena"
+  allocs=$(stat_sum "$name" allocs)
+  [ $((hits * 4)) -ge "$allocs" ] || fail "$name: only $hits of $allocs served from the arena"
   echo "$name: last replay served $hits of $(stat_sum "$name" allocs) allocations from the arena"
 done
