@@ -14,13 +14,14 @@
 #include "commands.h"
 #include "plan_file.h"
 #include "plan_summary.h"
+#include "plan_svg.h"
 #include "symbolize.h"
 
 static int usage(const char *why)
 {
 	if (why)
 		fprintf(stderr, "memplan: show: %s\n", why);
-	fprintf(stderr, "usage: memplan show [--json] [--top N] PLAN\n");
+	fprintf(stderr, "usage: memplan show [--json | --svg] [--top N] PLAN\n");
 	return 2;
 }
 
@@ -147,11 +148,12 @@ int cmd_show(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"json", no_argument, NULL, 'j'},
+		{"svg", no_argument, NULL, 's'},
 		{"top", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	bool json = false;
+	bool json = false, svg = false;
 	unsigned top = 10;
 	char why[256];
 	void *buf;
@@ -159,10 +161,13 @@ int cmd_show(int argc, char **argv)
 	int c, status = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jt:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jst:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 's':
+			svg = true;
 			break;
 		case 't': {
 			char *end;
@@ -189,6 +194,12 @@ int cmd_show(int argc, char **argv)
 
 	const struct plan_file_header *h = plan_file_header(buf);
 	struct symbolizer *sym = symbolizer_new();
+	if (svg) {
+		status = plan_svg_show(stdout, path, buf, sym);
+		symbolizer_free(sym);
+		free(buf);
+		return status;
+	}
 	uint64_t allocations = 0, arena = 0, lower = 0, sites = 0;
 	for (uint32_t i = 0; i < h->image_count; i++) {
 		struct plan_image im;

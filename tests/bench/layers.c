@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MIB        ((size_t)1 << 20)
+#define MIB	   ((size_t)1 << 20)
 #define MAX_LAYERS 64
-#define WEIGHTS    4
+#define WEIGHTS	   4
 
 static uint64_t rng_state = 0x243F6A8885A308D3ULL;
 
