@@ -13,6 +13,8 @@
 #   BENCH_REPS=N      repetitions (default 5; 2 with BENCH_QUICK=1)
 #   BENCH_QUICK=1     a fast smoke run: smaller inputs, fewer repetitions
 #   BENCH_BUILD_DIR   build directory (default build-bench, reused if present)
+#   BENCH_REV=REV     benchmark the committed revision REV (e.g. HEAD) instead of the
+#                     work tree: it is exported and built afresh in a temporary dir
 #   BENCH_OUT_DIR     where benchmarks.md and benchmarks.svg go (default docs/)
 #   BENCH_NO_INSTALL=1  never call apt-get; fail if something is missing
 set -euo pipefail
@@ -92,9 +94,27 @@ sqlite_bin=$(readlink -f /usr/bin/sqlite3)
 [ -x "$sqlite_bin" ] || die "/usr/bin/sqlite3 is missing"
 
 # --- build ------------------------------------------------------------------------
+work=$(mktemp -d /tmp/memplan-bench.XXXXXX)
+cleanup() {
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+src=$root
+rev_text=
+if [ -n "${BENCH_REV:-}" ]; then
+	rev=$(git -C "$root" rev-parse --verify "${BENCH_REV}^{commit}") ||
+		die "BENCH_REV=$BENCH_REV is not a commit"
+	src="$work/src"
+	build="$work/build"
+	mkdir -p "$src"
+	git -C "$root" archive --format=tar "$rev" | tar -x -C "$src" ||
+		die "cannot export $rev"
+	rev_text=$(git -C "$root" rev-parse --short "$rev")
+fi
 if [ ! -f "$build/build.ninja" ]; then
 	say "configuring $build (release)"
-	meson setup "$build" "$root" --buildtype=release -Dtests=true >&2 ||
+	meson setup "$build" "$src" --buildtype=release -Dtests=true >&2 ||
 		die "meson setup failed (are the build dependencies installed?)"
 fi
 ninja -C "$build" >&2 || die "the build failed"
@@ -106,11 +126,6 @@ for f in "$lib" "$cli" "$run" "$build/tests/bench/bench-churn" "$build/tests/ben
 done
 
 # --- workloads --------------------------------------------------------------------
-work=$(mktemp -d /tmp/memplan-bench.XXXXXX)
-cleanup() {
-	rm -rf "$work"
-}
-trap cleanup EXIT
 mkdir -p "$work/plans" "$work/stats" "$work/out" "$work/prof"
 
 if [ "$quick" = 1 ]; then
@@ -270,14 +285,21 @@ meta="$work/meta.env"
 	echo "mimalloc=$(dpkg-query -W -f='${Version}' libmimalloc2.0)"
 	echo "tcmalloc=$(dpkg-query -W -f='${Version}' libtcmalloc-minimal4)"
 	echo "heaptrack=$(dpkg-query -W -f='${Version}' heaptrack)"
-	echo "commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
-		git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+	if [ -n "$rev_text" ]; then
+		echo "commit=$rev_text"
+	else
+		echo "commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(
+			git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+	fi
 	echo "reps=$reps"
 	echo "quick=$quick"
 	echo "elapsed_s=$elapsed"
 	echo "load_start=$load_start"
 	echo "load_end=$load_end"
 	cmdline="scripts/bench.sh"
+	if [ -n "${BENCH_REV:-}" ]; then
+		cmdline="BENCH_REV=$BENCH_REV $cmdline"
+	fi
 	if [ -n "${BENCH_REPS:-}" ]; then
 		cmdline="BENCH_REPS=$BENCH_REPS $cmdline"
 	fi
@@ -288,7 +310,7 @@ meta="$work/meta.env"
 	echo "workloads=${workloads[*]}"
 	echo "allocators=${allocators[*]}"
 	for wl in "${workloads[@]}"; do
-		cmdtext=${wl_cmd[$wl]//$build/build-bench}
+		cmdtext=${wl_cmd[$wl]//$build/BUILD}
 		cmdtext=${cmdtext//$root\//}
 		if [ -n "${wl_in[$wl]:-}" ]; then
 			cmdtext="$cmdtext < workload.sql"

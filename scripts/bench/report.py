@@ -243,8 +243,8 @@ def main():
         w("**This is a quick smoke run (BENCH_QUICK=1): small inputs, few repetitions. "
           "Its figures are not meant for comparison.**")
         w("")
-    w("- Command: `%s` (%s repetitions; the timed part took %s s)"
-      % (meta["command"], reps, meta.get("elapsed_s", "?")))
+    w("- Command: `%s` (%s repetition%s; the timed part took %s s)"
+      % (meta["command"], reps, "" if reps == "1" else "s", meta.get("elapsed_s", "?")))
     w("- Date: %s" % meta["date"])
     w("- Machine: %s, %s CPUs (nproc), %s RAM, Linux %s, %s"
       % (meta["cpu"], meta["nproc"], meta["mem"], meta["kernel"], meta["os"]))
@@ -275,6 +275,8 @@ def main():
       "each time.")
     w("")
     w("## Workloads")
+    w("")
+    w("In the commands, `BUILD` is memplan's release build directory.")
     w("")
     w("| workload | what it does | command |")
     w("| --- | --- | --- |")
