@@ -1,19 +1,49 @@
 /* Recording -> plan image. See plan_builder.h. */
 #include "plan_builder.h"
 
+#include "event_packer.h"
+
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The planner's first heuristic costs about a microsecond per block. At exit of a
+ * recording, within a budget of S seconds, it is worth running only on traces of
+ * up to S times this many blocks; bigger ones keep the event packer's plan until
+ * `memplan plan` re-plans them offline. */
+#define PLANNER_BLOCKS_PER_SECOND 500000.0
+
+/* Runs the planner on a copy of blocks and keeps its offsets if they pack smaller. */
+static int improve(struct block *blocks, uint64_t n, const struct planner_options *opt,
+		   uint64_t *arena_bytes)
+{
+	struct planner_result result;
+	struct block *copy = malloc((n ? n : 1) * sizeof(*copy));
+	int r;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, blocks, n * sizeof(*copy));
+	r = planner_solve(copy, (size_t)n, opt, &result);
+	if (r == 0 && result.arena_bytes < *arena_bytes) {
+		memcpy(blocks, copy, n * sizeof(*copy));
+		*arena_bytes = result.arena_bytes;
+	}
+	free(copy);
+	return r;
+}
 
 /* Plans entries[0..n) in place. Offsets are rounded to the replay granule so that
  * replay can track occupancy per granule: every block is planned with at least
  * granule alignment and a granule-multiple size. An in-place realloc entry takes no
- * space: its block's lifetime is stretched over it and it gets the same offset. */
+ * space: its block's lifetime is stretched over it and it gets the same offset.
+ * The event packer always runs (it is linear and gives the lower bound); the
+ * planner proper improves on it if the budget allows, or always if asked. */
 static int plan_entries(struct plan_entry *entries, uint64_t n, const struct planner_options *opt,
-			struct plan_image_record *rec)
+			bool always_improve, struct plan_image_record *rec)
 {
-	struct planner_options defaults = {0};
-	struct planner_result result;
+	uint64_t arena_bytes, lower_bound_bytes;
 	struct block *blocks;
 	int r;
 
@@ -42,15 +72,18 @@ static int plan_entries(struct plan_entry *entries, uint64_t n, const struct pla
 		blocks[i].align_bytes =
 			e->align_bytes > PLAN_GRANULE_BYTES ? e->align_bytes : PLAN_GRANULE_BYTES;
 	}
-	r = planner_solve(blocks, (size_t)n, opt ? opt : &defaults, &result);
+	r = event_packer_pack(blocks, (size_t)n, &arena_bytes, &lower_bound_bytes);
+	if (r == 0 && arena_bytes > lower_bound_bytes && opt &&
+	    (always_improve || (double)n <= opt->time_limit_s * PLANNER_BLOCKS_PER_SECOND))
+		r = improve(blocks, n, opt, &arena_bytes);
 	if (r < 0)
 		goto out;
 	for (uint64_t i = 0; i < n; i++)
 		entries[i].offset_bytes = entries[i].in_place_of
 						  ? blocks[entries[i].in_place_of - 1].offset_bytes
 						  : blocks[i].offset_bytes;
-	rec->arena_bytes = result.arena_bytes;
-	rec->lower_bound_bytes = result.lower_bound_bytes;
+	rec->arena_bytes = arena_bytes;
+	rec->lower_bound_bytes = lower_bound_bytes;
 out:
 	free(blocks);
 	return r;
@@ -126,7 +159,7 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 		}
 	}
 
-	r = plan_entries(entries, alloc_count, opt, &image->record);
+	r = plan_entries(entries, alloc_count, opt, false, &image->record);
 	if (r < 0)
 		goto err_free;
 	free(root_of);
@@ -160,7 +193,7 @@ int plan_builder_replan(struct plan_image *image, const struct planner_options *
 		return -ENOMEM;
 	if (n)
 		memcpy(entries, image->entries, n * sizeof(*entries));
-	r = plan_entries(entries, n, opt, &image->record);
+	r = plan_entries(entries, n, opt, true, &image->record);
 	if (r < 0) {
 		free(entries);
 		return r;

@@ -32,6 +32,10 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 		       uint64_t alloc_count, const struct planner_options *opt,
 		       struct plan_site **sites_out, struct plan_entry **entries_out);
 
+/* Planning: the event packer (event_packer.h) always, then the planner within
+ * opt->time_limit_s when the trace is small enough for that budget (build) or
+ * always (replan); the smaller arena wins. opt may be NULL: the packer only. */
+
 /* Re-plans image's entries: on success *entries_out is a new malloc'ed copy with new
  * offsets that image now points to, and arena_bytes and lower_bound_bytes are set.
  * Returns 0, -EINVAL, -ENOMEM. May allocate. */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <link.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,15 @@
 
 /* Frames of memplan itself above the caller: shim, mode, capture, plus room. */
 #define OWN_FRAMES_MAX 8
+/* A frame further than this below its stack base is on some other stack (a
+ * coroutine, a signal stack): its depth means nothing, so it is unwound. */
+#define STACK_DEPTH_MAX (UINT64_C(256) << 20)
+/* Beyond this many cached stacks (a program that keeps making new stacks), stop
+ * caching by depth and just unwind. */
+#define FAST_KEYS_MAX (1u << 20)
+
+__thread struct callsite_origin callsite_origin __attribute__((tls_model("initial-exec")));
+__thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t callsite_mutex = PTHREAD_MUTEX_INITIALIZER;
 static unsigned callsite_depth;
@@ -140,13 +150,38 @@ static uint32_t resolve_site(void *const *ips, int count)
 	return interner.intern(interner.ctx, key, frames, (uint32_t)count);
 }
 
+/* The cache key for the marked call origin, or 0 if there is none usable. */
+static uint64_t origin_key(void)
+{
+	struct callsite_origin origin = callsite_origin;
+	uintptr_t base = callsite_stack_base;
+	uint64_t parts[2];
+
+	callsite_origin.return_address = 0; /* one use per mark */
+	if (!origin.return_address || !base || base - origin.frame >= STACK_DEPTH_MAX ||
+	    (origin.return_address >= own_start && origin.return_address < own_end))
+		return 0;
+	parts[0] = origin.return_address;
+	parts[1] = base - origin.frame;
+	/* A different seed than the unwound keys: the two kinds never collide by design. */
+	return XXH3_64bits_withSeed(parts, sizeof(parts), ~thread_lineage) | 1;
+}
+
 uint32_t callsite_capture(void)
 {
 	void *ips[CALLSITE_MAX_DEPTH + OWN_FRAMES_MAX];
-	int n = unw_backtrace(ips, (int)callsite_depth + OWN_FRAMES_MAX);
-	int first = 0;
-	uint64_t value, raw;
+	uint64_t value, raw, fast = origin_key();
 	uint32_t site;
+	int n, first = 0;
+
+	if (fast) {
+		pthread_mutex_lock(&callsite_mutex);
+		bool hit = addr_map_get(&raw_to_site, fast, &value);
+		pthread_mutex_unlock(&callsite_mutex);
+		if (hit)
+			return (uint32_t)value;
+	}
+	n = unw_backtrace(ips, (int)callsite_depth + OWN_FRAMES_MAX);
 
 	while (first < n && (uintptr_t)ips[first] >= own_start && (uintptr_t)ips[first] < own_end)
 		first++;
@@ -159,11 +194,13 @@ uint32_t callsite_capture(void)
 
 	pthread_mutex_lock(&callsite_mutex);
 	if (addr_map_get(&raw_to_site, raw, &value)) {
-		pthread_mutex_unlock(&callsite_mutex);
-		return (uint32_t)value;
+		site = (uint32_t)value;
+	} else {
+		site = resolve_site(ips + first, count);
+		addr_map_put(&raw_to_site, raw, site); /* on ENOMEM we just resolve again */
 	}
-	site = resolve_site(ips + first, count);
-	addr_map_put(&raw_to_site, raw, site); /* on ENOMEM we just resolve again */
+	if (fast && raw_to_site.count < FAST_KEYS_MAX)
+		addr_map_put(&raw_to_site, fast, site);
 	pthread_mutex_unlock(&callsite_mutex);
 	return site;
 }

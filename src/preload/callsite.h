@@ -17,6 +17,22 @@
 #define CALLSITE_MAX_DEPTH 64
 #define CALLSITE_UNKNOWN   UINT32_MAX
 
+/* Where the current allocation call came from, as the exported shim saw it: its
+ * return address and its frame. With the thread's stack base, they make a cheap
+ * key for the cache of resolved stacks: the same call path reaches the same return
+ * address at the same stack depth in every run. Only a cache miss unwinds. */
+struct callsite_origin {
+	uintptr_t return_address; /* 0: none recorded for this call */
+	uintptr_t frame;
+};
+
+extern __thread struct callsite_origin callsite_origin __attribute__((tls_model("initial-exec")));
+/* The top of the calling thread's stack as memplan knows it, or 0 if unknown. */
+extern __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec")));
+
+/* Notes the caller of the exported function this is expanded in. */
+#define CALLSITE_MARK()                                                                    	(callsite_origin.return_address = (uintptr_t)__builtin_return_address(0),          	 callsite_origin.frame = (uintptr_t)__builtin_frame_address(0))
+
 /* Maps a newly seen stable stack to a site index (or CALLSITE_UNKNOWN); the result
  * is cached for the raw stack. Called with the call-site lock held and the guard
  * set; frames[].module indexes callsite_modules(). */

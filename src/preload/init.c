@@ -27,6 +27,8 @@
 #include "record.h"
 #include "replay.h"
 
+extern void *__libc_stack_end; /* glibc: the stack top at process start */
+
 __thread int guard_depth __attribute__((tls_model("initial-exec")));
 _Atomic int preload_mode = PRELOAD_OFF;
 struct preload_config preload_config;
@@ -284,6 +286,8 @@ __attribute__((constructor)) static void preload_init(void)
 		return;
 	guard_enter();
 	real_libc();
+	/* The main thread's stack top, for call-site cache keys (callsite.h). */
+	callsite_stack_base = (uintptr_t)__libc_stack_end;
 	mode = read_environment();
 	if (mode != PRELOAD_OFF && start_mode(mode) == 0) {
 		owner_pid = getpid();

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "callsite.h"
 #include "guard.h"
 #include "init.h"
 #include "real_libc.h"
@@ -128,6 +129,7 @@ static void *start_named_thread(void *p)
 
 	__libc_free(p);
 	thread_lineage = start.lineage;
+	callsite_stack_base = (uintptr_t)__builtin_frame_address(0);
 	return start.routine(start.arg);
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "callsite.h"
 #include "real_libc.h"
 #include "route.h"
 
@@ -30,6 +31,7 @@ MEMPLAN_EXPORT void *malloc(size_t size)
 {
 	if (route_passthrough())
 		return __libc_malloc(size);
+	CALLSITE_MARK();
 	return route_alloc(ALLOC_MALLOC, 1, size);
 }
 
@@ -53,6 +55,7 @@ MEMPLAN_EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
+	CALLSITE_MARK();
 	return route_alloc(ALLOC_CALLOC, 1, total);
 }
 
@@ -60,6 +63,7 @@ MEMPLAN_EXPORT void *realloc(void *p, size_t size)
 {
 	if (route_passthrough() && !arena_owns(p))
 		return __libc_realloc(p, size);
+	CALLSITE_MARK();
 	return route_realloc(p, size);
 }
 
@@ -71,15 +75,16 @@ MEMPLAN_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return realloc(p, total);
+	if (route_passthrough() && !arena_owns(p))
+		return __libc_realloc(p, total);
+	CALLSITE_MARK();
+	return route_realloc(p, total);
 }
 
-static void *aligned(size_t align, size_t size)
-{
-	if (route_passthrough())
-		return __libc_memalign(align, size);
-	return route_alloc(ALLOC_MEMALIGN, align, size);
-}
+/* A macro, not a function: CALLSITE_MARK must see the exported function's caller. */
+#define ALIGNED(align, size)                                                               \
+	(route_passthrough() ? __libc_memalign((align), (size))                            \
+			     : (CALLSITE_MARK(), route_alloc(ALLOC_MEMALIGN, (align), (size))))
 
 MEMPLAN_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
@@ -87,7 +92,7 @@ MEMPLAN_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 
 	if (align % sizeof(void *) || !is_power_of_two(align))
 		return EINVAL;
-	p = aligned(align, size);
+	p = ALIGNED(align, size);
 	if (!p)
 		return ENOMEM;
 	*out = p;
@@ -100,7 +105,7 @@ MEMPLAN_EXPORT void *aligned_alloc(size_t align, size_t size)
 		errno = EINVAL;
 		return NULL;
 	}
-	return aligned(align, size);
+	return ALIGNED(align, size);
 }
 
 MEMPLAN_EXPORT void *memalign(size_t align, size_t size)
@@ -116,12 +121,12 @@ MEMPLAN_EXPORT void *memalign(size_t align, size_t size)
 		}
 		align = a;
 	}
-	return aligned(align, size);
+	return ALIGNED(align, size);
 }
 
 MEMPLAN_EXPORT void *valloc(size_t size)
 {
-	return aligned(page_bytes(), size);
+	return ALIGNED(page_bytes(), size);
 }
 
 MEMPLAN_EXPORT void *pvalloc(size_t size)
@@ -133,7 +138,7 @@ MEMPLAN_EXPORT void *pvalloc(size_t size)
 		return NULL;
 	}
 	rounded &= ~(page - 1);
-	return aligned(page, rounded ? rounded : page);
+	return ALIGNED(page, rounded ? rounded : page);
 }
 
 MEMPLAN_EXPORT size_t malloc_usable_size(void *p)

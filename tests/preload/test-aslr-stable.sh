@@ -9,7 +9,8 @@ seq 1 5000 | awk '{ print ($1 * 7919) % 5000 }' >"$WORK/in.txt"
 for run in 1 2; do
   "$MEMPLAN" record -o "$WORK/threads$run.plan" -- "$PROGRAMS/pattern_threads" 1 20000 >/dev/null
   "$MEMPLAN" record -o "$WORK/sort$run.plan" -- sort -n "$WORK/in.txt" >/dev/null
-  "$MEMPLAN" record -o "$WORK/sh$run.plan" -- sh -c "sort -n '$WORK/in.txt' | sort -r | tail -3" >/dev/null
+  # Files, not pipes: a pipe delivers data in chunks that vary from run to run.
+  "$MEMPLAN" record -o "$WORK/sh$run.plan" -- sh -c "sort -n '$WORK/in.txt' >'$WORK/s1'; sort -r '$WORK/s1' >'$WORK/s2'; tail -3 '$WORK/s2'" >/dev/null
 done
 for p in threads sort sh; do
   "$PLAN_DIGEST" "$WORK/${p}1.plan" >"$WORK/${p}1.digest"
