@@ -3,6 +3,7 @@
  * allocates adds its planned image to PLAN. Exits with CMD's status. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -23,20 +24,6 @@ static int usage(const char *why)
 		fprintf(stderr, "memplan: record: %s\n", why);
 	fprintf(stderr, "usage: memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD [ARG...]\n");
 	return 2;
-}
-
-/* The record id this run wrote into PLAN, or 0 if PLAN is missing or invalid. */
-static uint64_t plan_record_id(const char *path)
-{
-	uint64_t id = 0;
-	size_t len;
-	void *buf;
-
-	if (plan_file_load(path, &buf, &len, NULL, 0) == 0) {
-		id = plan_file_header(buf)->record_id;
-		free(buf);
-	}
-	return id;
 }
 
 int cmd_record(int argc, char **argv)
@@ -118,7 +105,7 @@ int cmd_record(int argc, char **argv)
 	launch_add_preload();
 
 	status = launch_run(argv + optind);
-	if (plan_record_id(plan) != strtoull(id, NULL, 10))
+	if (plan_file_peek_record_id(plan) != strtoull(id, NULL, 10))
 		fprintf(stderr, "memplan: %s: no process wrote a plan (did the command allocate, "
 				"or was it killed?)\n",
 			output);

@@ -1,4 +1,9 @@
-/* Atomic whole-file replacement: temp file + fsync + rename. See atomic_file.h.
+/* Atomic whole-file replacement: temp file + rename. See atomic_file.h.
+ * There is no fsync: the guarantee is against a process that fails or dies
+ * mid-write (readers see the old file or the new one, never a torn one), not
+ * against power loss. A plan can be recorded again; making every recording wait
+ * for the disk (seconds for a big plan) is not worth it. A file cut short by a
+ * crash of the machine is refused by the reader as truncated.
  * The temporary name carries the pid and a nanosecond clock reading so that
  * concurrent writers (several processes or threads of one recording) do not share
  * a temp file; O_EXCL catches the rest. */
@@ -9,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,10 +53,31 @@ static int temp_name(const char *path, char *out, size_t cap)
 	return 0;
 }
 
+/* Writes all of data to fd. Returns 0 or a negative errno. */
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int atomic_file_write(const char *path, const void *data, size_t len)
 {
+	struct iovec piece = {(void *)data, len};
+
+	return atomic_file_writev(path, &piece, 1);
+}
+
+int atomic_file_writev(const char *path, const struct iovec *pieces, int piece_count)
+{
 	char tmp[4096];
-	const char *p = data;
 	int fd, r;
 
 	r = temp_name(path, tmp, sizeof(tmp));
@@ -59,20 +86,10 @@ int atomic_file_write(const char *path, const void *data, size_t len)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
+	for (int k = 0; k < piece_count; k++) {
+		r = write_all(fd, pieces[k].iov_base, pieces[k].iov_len);
+		if (r < 0)
 			goto err_unlink;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	if (fsync(fd) < 0) {
-		r = -errno;
-		goto err_unlink;
 	}
 	if (close(fd) < 0) {
 		r = -errno;

@@ -7,6 +7,7 @@
  * class boundary and takes the first range of the first non-empty class at or
  * above it, which is guaranteed to fit ("good fit" in O(1)); it splits off the
  * rest. A free merges with free neighbours. */
+#define _GNU_SOURCE /* qsort_r */
 #include "event_packer.h"
 
 #include <errno.h>
@@ -235,27 +236,31 @@ static void release(struct packer *p, uint32_t r)
 	list_insert(p, r);
 }
 
-/* Event e encodes block index * 2 + (1 for an allocation, 0 for a free), so that
- * at equal times frees sort first. */
-struct event {
-	uint64_t t;
-	uint64_t e;
-};
-
-static int event_cmp(const void *pa, const void *pb)
+/* An event is block index * 2 + 1 for its allocation, + 0 for its free; at equal
+ * times frees come first, then index order. */
+static uint64_t event_time(const struct block *blocks, uint64_t e)
 {
-	const struct event *a = pa, *b = pb;
+	const struct block *b = &blocks[e >> 1];
 
-	if (a->t != b->t)
-		return a->t < b->t ? -1 : 1;
-	if ((a->e & 1) != (b->e & 1))
-		return (a->e & 1) ? 1 : -1;
-	return a->e < b->e ? -1 : a->e > b->e;
+	return (e & 1) ? b->t_start : b->t_end;
 }
 
-/* Orders the events by time: a counting sort when times are dense (recordings),
- * else a comparison sort. */
-static int order_events(const struct block *blocks, size_t n, struct event *ev, size_t *count)
+static int event_cmp(const void *pa, const void *pb, void *ctx)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+	uint64_t ta = event_time(ctx, a), tb = event_time(ctx, b);
+
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	if ((a & 1) != (b & 1))
+		return (a & 1) ? 1 : -1;
+	return a < b ? -1 : a > b;
+}
+
+/* Lists the events of blocks in time order into ev (2n slots). A counting sort
+ * when times are dense, as on a recording's clock (two buckets per tick: frees,
+ * then allocations; stable, so index order within a bucket); else qsort_r. */
+static int order_events(const struct block *blocks, size_t n, uint64_t *ev, size_t *count)
 {
 	uint64_t t_max = 0;
 	size_t m = 0;
@@ -263,39 +268,46 @@ static int order_events(const struct block *blocks, size_t n, struct event *ev, 
 	for (size_t i = 0; i < n; i++) {
 		if (!blocks[i].size_bytes)
 			continue;
-		ev[m++] = (struct event){blocks[i].t_start, (uint64_t)i * 2 + 1};
+		m += 1 + (blocks[i].t_end != BLOCK_T_INFINITY);
 		if (blocks[i].t_start > t_max)
 			t_max = blocks[i].t_start;
-		if (blocks[i].t_end != BLOCK_T_INFINITY) {
-			ev[m++] = (struct event){blocks[i].t_end, (uint64_t)i * 2};
-			if (blocks[i].t_end > t_max)
-				t_max = blocks[i].t_end;
-		}
+		if (blocks[i].t_end != BLOCK_T_INFINITY && blocks[i].t_end > t_max)
+			t_max = blocks[i].t_end;
 	}
 	*count = m;
-	if (t_max > 4 * (uint64_t)m + 1024) {
-		qsort(ev, m, sizeof(*ev), event_cmp);
+	if (t_max > 4 * (uint64_t)m + 1024 || m >= UINT32_MAX) {
+		m = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!blocks[i].size_bytes)
+				continue;
+			ev[m++] = (uint64_t)i * 2 + 1;
+			if (blocks[i].t_end != BLOCK_T_INFINITY)
+				ev[m++] = (uint64_t)i * 2;
+		}
+		qsort_r(ev, m, sizeof(*ev), event_cmp, (void *)blocks);
 		return 0;
 	}
-	/* Two buckets per tick: frees, then allocations. Stable, so ties keep index
-	 * order, as event_cmp does. */
 	size_t buckets = 2 * ((size_t)t_max + 1) + 1;
-	size_t *start = calloc(buckets, sizeof(*start));
-	struct event *sorted = malloc((m ? m : 1) * sizeof(*sorted));
-	if (!start || !sorted) {
-		free(start);
-		free(sorted);
+	uint32_t *next = calloc(buckets, sizeof(*next));
+	if (!next)
 		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!blocks[i].size_bytes)
+			continue;
+		next[2 * blocks[i].t_start + 1 + 1]++;
+		if (blocks[i].t_end != BLOCK_T_INFINITY)
+			next[2 * blocks[i].t_end + 1]++;
 	}
-	for (size_t i = 0; i < m; i++)
-		start[2 * ev[i].t + (ev[i].e & 1) + 1]++;
 	for (size_t b = 1; b < buckets; b++)
-		start[b] += start[b - 1];
-	for (size_t i = 0; i < m; i++)
-		sorted[start[2 * ev[i].t + (ev[i].e & 1)]++] = ev[i];
-	memcpy(ev, sorted, m * sizeof(*ev));
-	free(sorted);
-	free(start);
+		next[b] += next[b - 1];
+	for (size_t i = 0; i < n; i++) {
+		if (!blocks[i].size_bytes)
+			continue;
+		ev[next[2 * blocks[i].t_start + 1]++] = (uint64_t)i * 2 + 1;
+		if (blocks[i].t_end != BLOCK_T_INFINITY)
+			ev[next[2 * blocks[i].t_end]++] = (uint64_t)i * 2;
+	}
+	free(next);
 	return 0;
 }
 
@@ -303,7 +315,7 @@ int event_packer_pack(struct block *blocks, size_t n, uint64_t *arena_bytes,
 		      uint64_t *lower_bound_bytes)
 {
 	struct packer p = {.last = NONE};
-	struct event *ev;
+	uint64_t *ev;
 	uint32_t *range_of;
 	uint64_t live = 0, peak = 0;
 	size_t m;
@@ -330,8 +342,8 @@ int event_packer_pack(struct block *blocks, size_t n, uint64_t *arena_bytes,
 	for (size_t i = 0; i < n; i++)
 		blocks[i].offset_bytes = 0;
 	for (size_t k = 0; k < m; k++) {
-		size_t i = (size_t)(ev[k].e >> 1);
-		if (ev[k].e & 1) {
+		size_t i = (size_t)(ev[k] >> 1);
+		if (ev[k] & 1) {
 			uint32_t got = allocate(&p, blocks[i].size_bytes, blocks[i].align_bytes);
 			if (got == NONE) {
 				r = -ENOMEM;

@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include "atomic_file.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -220,72 +223,153 @@ static uint64_t align8(uint64_t v)
 	return (v + 7) & ~UINT64_C(7);
 }
 
-/* Copies a table to buf at *pos, returns where it went, and moves *pos past it. */
-static uint64_t put_table(char *buf, uint64_t *pos, const void *src, uint64_t bytes)
-{
-	uint64_t at = *pos;
+/* A plan file as a list of pieces in file order: the header, the image records,
+ * then each image's tables with zero padding to 8 bytes. Serialising copies the
+ * pieces into one buffer; writing hands them to the file as they are, so a big
+ * plan is never copied whole. */
+struct layout {
+	struct plan_file_header header;
+	struct plan_image_record *records;
+	struct iovec *pieces;
+	int piece_count;
+	uint64_t total_bytes;
+};
 
-	if (bytes)
-		memcpy(buf + at, src, bytes);
-	*pos = align8(at + bytes);
+static const char zero_padding[8];
+
+static void add_piece(struct layout *l, const void *data, uint64_t bytes)
+{
+	if (!bytes)
+		return;
+	l->pieces[l->piece_count].iov_base = (void *)data;
+	l->pieces[l->piece_count].iov_len = (size_t)bytes;
+	l->piece_count++;
+	l->total_bytes += bytes;
+}
+
+/* Adds a table and its padding; returns the table's offset in the file. */
+static uint64_t add_table(struct layout *l, const void *data, uint64_t bytes)
+{
+	uint64_t at = l->total_bytes;
+
+	add_piece(l, data, bytes);
+	add_piece(l, zero_padding, align8(l->total_bytes) - l->total_bytes);
 	return at;
+}
+
+static void layout_free(struct layout *l)
+{
+	free(l->records);
+	free(l->pieces);
+}
+
+static int layout_build(struct layout *l, const struct plan_image *images, uint32_t image_count,
+			uint64_t record_id)
+{
+	struct plan_file_header *h = &l->header;
+	int r;
+
+	memset(l, 0, sizeof(*l));
+	for (uint32_t i = 0; i < image_count; i++) {
+		r = image_validate(&images[i], i, NULL, 0);
+		if (r < 0)
+			return r;
+	}
+	l->records = calloc(image_count ? image_count : 1, sizeof(*l->records));
+	l->pieces = calloc(2 + 10 * (size_t)image_count, sizeof(*l->pieces));
+	if (!l->records || !l->pieces) {
+		layout_free(l);
+		return -ENOMEM;
+	}
+	memcpy(h->magic, PLAN_FILE_MAGIC, sizeof(h->magic));
+	h->version = PLAN_FILE_VERSION;
+	h->header_bytes = sizeof(*h);
+	h->record_id = record_id;
+	h->image_count = image_count;
+	h->image_record_bytes = sizeof(struct plan_image_record);
+	add_piece(l, h, sizeof(*h));
+	h->images_offset = add_table(l, l->records, (uint64_t)image_count * sizeof(*l->records));
+	for (uint32_t i = 0; i < image_count; i++) {
+		const struct plan_image *im = &images[i];
+		struct plan_image_record *rec = &l->records[i];
+
+		*rec = im->record;
+		rec->strings_offset = add_table(l, im->strings, rec->strings_bytes);
+		rec->modules_offset =
+			add_table(l, im->modules, rec->module_count * sizeof(struct plan_module));
+		rec->sites_offset =
+			add_table(l, im->sites, rec->site_count * sizeof(struct plan_site));
+		rec->frames_offset =
+			add_table(l, im->frames, rec->frame_count * sizeof(struct plan_frame));
+		rec->entries_offset =
+			add_table(l, im->entries, rec->entry_count * sizeof(struct plan_entry));
+	}
+	h->file_bytes = l->total_bytes;
+
+	/* The checksum covers everything after its own field, streamed over the pieces
+	 * (the header is the first piece). */
+	XXH3_state_t state;
+	XXH3_64bits_reset(&state);
+	XXH3_64bits_update(&state, (const char *)h + CHECKSUM_START, sizeof(*h) - CHECKSUM_START);
+	for (int k = 1; k < l->piece_count; k++)
+		XXH3_64bits_update(&state, l->pieces[k].iov_base, l->pieces[k].iov_len);
+	h->checksum = XXH3_64bits_digest(&state);
+	return 0;
 }
 
 int plan_file_serialize(const struct plan_image *images, uint32_t image_count,
 			uint64_t record_id, void **out, size_t *out_len)
 {
-	struct plan_file_header *h;
-	uint64_t total = sizeof(*h) + (uint64_t)image_count * sizeof(struct plan_image_record);
+	struct layout l;
 	char *buf;
 	int r;
 
-	for (uint32_t i = 0; i < image_count; i++) {
-		const struct plan_image_record *rec = &images[i].record;
-		r = image_validate(&images[i], i, NULL, 0);
-		if (r < 0)
-			return r;
-		total = align8(total + rec->strings_bytes);
-		total += (uint64_t)rec->module_count * sizeof(struct plan_module);
-		total += (uint64_t)rec->site_count * sizeof(struct plan_site);
-		total += (uint64_t)rec->frame_count * sizeof(struct plan_frame);
-		total += rec->entry_count * sizeof(struct plan_entry);
-	}
-	if (total > SIZE_MAX)
+	r = layout_build(&l, images, image_count, record_id);
+	if (r < 0)
+		return r;
+	buf = l.total_bytes <= SIZE_MAX ? malloc((size_t)l.total_bytes) : NULL;
+	if (!buf) {
+		layout_free(&l);
 		return -ENOMEM;
-	buf = calloc(1, (size_t)total);
-	if (!buf)
-		return -ENOMEM;
-
-	h = (void *)buf;
-	memcpy(h->magic, PLAN_FILE_MAGIC, sizeof(h->magic));
-	h->version = PLAN_FILE_VERSION;
-	h->header_bytes = sizeof(*h);
-	h->file_bytes = total;
-	h->record_id = record_id;
-	h->image_count = image_count;
-	h->image_record_bytes = sizeof(struct plan_image_record);
-	h->images_offset = sizeof(*h);
-
-	uint64_t pos = sizeof(*h) + (uint64_t)image_count * sizeof(struct plan_image_record);
-	for (uint32_t i = 0; i < image_count; i++) {
-		const struct plan_image *im = &images[i];
-		struct plan_image_record rec = im->record;
-
-rec.strings_offset = put_table(buf, &pos, im->strings, rec.strings_bytes);
-		rec.modules_offset = put_table(buf, &pos, im->modules,
-					       rec.module_count * sizeof(struct plan_module));
-		rec.sites_offset =
-			put_table(buf, &pos, im->sites, rec.site_count * sizeof(struct plan_site));
-		rec.frames_offset = put_table(buf, &pos, im->frames,
-					      rec.frame_count * sizeof(struct plan_frame));
-		rec.entries_offset = put_table(buf, &pos, im->entries,
-					       rec.entry_count * sizeof(struct plan_entry));
-		memcpy(buf + sizeof(*h) + (uint64_t)i * sizeof(rec), &rec, sizeof(rec));
 	}
-	h->checksum = XXH3_64bits(buf + CHECKSUM_START, total - CHECKSUM_START);
+	size_t pos = 0;
+	for (int k = 0; k < l.piece_count; k++) {
+		memcpy(buf + pos, l.pieces[k].iov_base, l.pieces[k].iov_len);
+		pos += l.pieces[k].iov_len;
+	}
 	*out = buf;
-	*out_len = (size_t)total;
+	*out_len = (size_t)l.total_bytes;
+	layout_free(&l);
 	return 0;
+}
+
+int plan_file_write(const char *path, const struct plan_image *images, uint32_t image_count,
+		    uint64_t record_id)
+{
+	struct layout l;
+	int r;
+
+	r = layout_build(&l, images, image_count, record_id);
+	if (r < 0)
+		return r;
+	r = atomic_file_writev(path, l.pieces, l.piece_count);
+	layout_free(&l);
+	return r;
+}
+
+uint64_t plan_file_peek_record_id(const char *path)
+{
+	struct plan_file_header h;
+	ssize_t n = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, &h, sizeof(h));
+		close(fd);
+	}
+	if (n != (ssize_t)sizeof(h) || memcmp(h.magic, PLAN_FILE_MAGIC, sizeof(h.magic)) != 0)
+		return 0;
+	return h.record_id;
 }
 
 int plan_file_load(const char *path, void **out, size_t *out_len, char *why, size_t why_len)

@@ -146,10 +146,22 @@ void plan_file_image(const void *buf, uint32_t i, struct plan_image *image);
 int plan_file_serialize(const struct plan_image *images, uint32_t image_count,
 			uint64_t record_id, void **out, size_t *out_len);
 
+/* Writes images to path as a plan file, atomically (see atomic_file.h), without
+ * copying the tables into one buffer first. Returns 0, -EINVAL as
+ * plan_file_serialize, or a negative errno from the file system. May allocate. */
+int plan_file_write(const char *path, const struct plan_image *images, uint32_t image_count,
+		    uint64_t record_id);
+
 /* Reads and validates a plan file from disk into a malloc'ed buffer. Returns 0 or a
  * negative errno with a reason in why (as plan_file_validate, plus I/O errors).
  * May allocate. */
 int plan_file_load(const char *path, void **buf, size_t *len, char *why, size_t why_len);
+
+/* The record id in the header of the plan file at path, or 0 if it has no plan
+ * header. Reads only the header: files are replaced atomically, so a header that
+ * is there belongs to a complete file (which a full load still validates).
+ * Does not allocate. */
+uint64_t plan_file_peek_record_id(const char *path);
 
 /* The path of module m of image, and the image's argv as one string with NULs. */
 static inline const char *plan_image_module_path(const struct plan_image *image, uint32_t m)

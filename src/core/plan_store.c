@@ -47,16 +47,18 @@ int plan_store_merge(const char *path, uint64_t record_id, const struct plan_ima
 {
 	struct plan_image *images = NULL;
 	uint32_t count = 0, old_count = 0;
-	void *old = NULL, *out = NULL;
-	size_t old_len = 0, out_len = 0;
+	void *old = NULL;
+	size_t old_len = 0;
 	bool add_new = true;
 	int lock_fd, r;
 
 	lock_fd = lock_directory(path);
 	if (lock_fd < 0)
 		return lock_fd;
-	/* A missing, foreign or corrupt old file is simply replaced. */
-	if (plan_file_load(path, &old, &old_len, NULL, 0) == 0 &&
+	/* A missing, foreign or corrupt old file, or one from another recording, is
+	 * simply replaced; only this recording's file is read whole and merged. */
+	if (plan_file_peek_record_id(path) == record_id &&
+	    plan_file_load(path, &old, &old_len, NULL, 0) == 0 &&
 	    plan_file_header(old)->record_id == record_id)
 		old_count = plan_file_header(old)->image_count;
 
@@ -80,12 +82,8 @@ int plan_store_merge(const char *path, uint64_t record_id, const struct plan_ima
 	}
 	if (add_new)
 		images[count++] = *image;
-	r = plan_file_serialize(images, count, record_id, &out, &out_len);
-	if (r < 0)
-		goto out;
-	r = atomic_file_write(path, out, out_len);
+	r = plan_file_write(path, images, count, record_id);
 out:
-	free(out);
 	free(images);
 	free(old);
 	close(lock_fd); /* releases the lock */
