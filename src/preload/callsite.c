@@ -27,6 +27,18 @@
 /* Beyond this many cached stacks (a program that keeps making new stacks), stop
  * caching by depth and just unwind. */
 #define FAST_KEYS_MAX (1u << 20)
+/* Two call paths can reach the same return address at the same depth (an
+ * interpreter's handlers calling one allocation wrapper, say). So a depth key is
+ * trusted only after its first FAST_KEY_CHECKS uses all unwound to the same site,
+ * and is unwound again on every FAST_KEY_RECHECK-th use after that; one that ever
+ * disagrees is marked ambiguous and always unwound. The checks go by use count, not
+ * by time or chance, so a deterministic program decides the same way in every run.
+ * The value is the site, the use count above bit 32, and the ambiguous flag. */
+#define FAST_KEY_CHECKS  8
+#define FAST_KEY_RECHECK 32
+#define FAST_USE_ONE     (UINT64_C(1) << 32)
+#define FAST_USES_MASK   (UINT64_C(0xffffff) << 32)
+#define FAST_AMBIGUOUS   (UINT64_C(1) << 62)
 
 __thread struct callsite_origin callsite_origin __attribute__((tls_model("initial-exec")));
 __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec")));
@@ -176,9 +188,15 @@ uint32_t callsite_capture(void)
 
 	if (fast) {
 		pthread_mutex_lock(&callsite_mutex);
-		bool hit = addr_map_get(&raw_to_site, fast, &value);
+		bool trusted = false;
+		if (addr_map_get(&raw_to_site, fast, &value) && !(value & FAST_AMBIGUOUS)) {
+			uint64_t uses = (value & FAST_USES_MASK) >> 32;
+			trusted = uses >= FAST_KEY_CHECKS && uses % FAST_KEY_RECHECK != 0;
+			if (trusted && uses + 1 < (FAST_USES_MASK >> 32))
+				addr_map_put(&raw_to_site, fast, value + FAST_USE_ONE);
+		}
 		pthread_mutex_unlock(&callsite_mutex);
-		if (hit)
+		if (trusted)
 			return (uint32_t)value;
 	}
 	n = unw_backtrace(ips, (int)callsite_depth + OWN_FRAMES_MAX);
@@ -199,8 +217,14 @@ uint32_t callsite_capture(void)
 		site = resolve_site(ips + first, count);
 		addr_map_put(&raw_to_site, raw, site); /* on ENOMEM we just resolve again */
 	}
-	if (fast && raw_to_site.count < FAST_KEYS_MAX)
+	if (fast && addr_map_get(&raw_to_site, fast, &value)) {
+		if (!(value & FAST_AMBIGUOUS))
+			addr_map_put(&raw_to_site, fast,
+				     (uint32_t)value == site ? value + FAST_USE_ONE
+							     : value | FAST_AMBIGUOUS);
+	} else if (fast && raw_to_site.count < FAST_KEYS_MAX) {
 		addr_map_put(&raw_to_site, fast, site);
+	}
 	pthread_mutex_unlock(&callsite_mutex);
 	return site;
 }

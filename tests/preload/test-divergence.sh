@@ -38,4 +38,11 @@ run_replay threads "$PROGRAMS/pattern_threads" 2 7000
 same_as_plain threads replay
 [ "$(stat_sum threads misses.no_plan)" -gt 0 ] || fail "no_plan was not counted"
 [ "$(stat_sum threads hits)" -eq 0 ] || fail "a plan for other arguments was used"
+# perl with its per-run random hash seed: every run allocates differently.
+for i in 1 2 3; do
+  run_record perl perl -e 'my %h; $h{"k$_"} = "v" x ($_ % 50) for 1..50000; print scalar(keys %h), "\n"'
+  run_plain perl perl -e 'my %h; $h{"k$_"} = "v" x ($_ % 50) for 1..50000; print scalar(keys %h), "\n"'
+  run_replay perl perl -e 'my %h; $h{"k$_"} = "v" x ($_ % 50) for 1..50000; print scalar(keys %h), "\n"'
+  same_as_plain perl replay
+done
 echo "divergence: ok"
