@@ -17,6 +17,8 @@
 #                     work tree: it is exported and built afresh in a temporary dir
 #   BENCH_OUT_DIR     where benchmarks.md and benchmarks.svg go (default docs/)
 #   BENCH_NO_INSTALL=1  never call apt-get; fail if something is missing
+#   BENCH_KEEP_DIR=DIR  keep the raw figures (results.tsv, stats, plan summaries) in
+#                     DIR, so the report can be rewritten with scripts/bench/report.py
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -96,6 +98,12 @@ sqlite_bin=$(readlink -f /usr/bin/sqlite3)
 # --- build ------------------------------------------------------------------------
 work=$(mktemp -d /tmp/memplan-bench.XXXXXX)
 cleanup() {
+	if [ -n "${BENCH_KEEP_DIR:-}" ] && [ -f "$work/meta.env" ]; then
+		# The plans themselves are hundreds of MiB; their summaries are kept.
+		mkdir -p "$BENCH_KEEP_DIR" && rm -rf "$work/src" "$work/build" "$work"/plans/*.plan &&
+			cp -r "$work"/. "$BENCH_KEEP_DIR"/ &&
+			say "raw figures kept in $BENCH_KEEP_DIR"
+	fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -173,7 +181,7 @@ allocator_env() {
 }
 
 results="$work/results.tsv"
-printf 'phase\tworkload\ttool\trep\twall_s\tmaxrss_kib\tstatus\tsame_output\n' >"$results"
+printf 'phase\tworkload\ttool\trep\twall_s\tmaxrss_kib\tstatus\tsame_output\tcpu_s\n' >"$results"
 
 # run_measured PHASE WORKLOAD TOOL REP OUTFILE ENV... -- runs the workload under
 # bench-run with the given environment and appends one row to the results.
@@ -189,7 +197,7 @@ run_measured() {
 	"$run" "$timing" env "${common_env[@]}" "$@" "${cmd[@]}" <"$in" >"$outfile" \
 		2>"$work/stderr.txt" || status=$?
 	local line
-	line=$(tail -n 1 "$timing" 2>/dev/null || echo "nan 0 $status")
+	line=$(tail -n 1 "$timing" 2>/dev/null || echo "nan 0 $status nan")
 	local same=1
 	if [ -f "$work/out/$wl.ref" ] && ! cmp -s "$outfile" "$work/out/$wl.ref"; then
 		same=0
@@ -200,9 +208,9 @@ run_measured() {
 	elif [ "$same" = 0 ] && [ "$phase" = allocator ]; then
 		say "$tool on $wl printed something else than glibc did"
 	fi
-	read -r wall rss _ <<<"$line"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$phase" "$wl" "$tool" "$rep" "$wall" "$rss" \
-		"$status" "$same" >>"$results"
+	read -r wall rss _ cpu <<<"$line"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$phase" "$wl" "$tool" "$rep" "$wall" \
+		"$rss" "$status" "$same" "$cpu" >>"$results"
 }
 
 # Reference outputs from glibc (this also warms the page cache for the inputs).

@@ -3,7 +3,9 @@
  * this uses CLOCK_MONOTONIC and wait4's rusage so short runs are measured too.
  *
  * usage: bench-run OUT CMD [ARGS...]
- * Appends one line "WALL_SECONDS MAXRSS_KIB STATUS" to OUT. The command's stdin,
+ * Appends one line "WALL_SECONDS MAXRSS_KIB STATUS CPU_SECONDS" to OUT (CPU time is
+ * user plus system time of the command and its waited-for descendants: on a busy
+ * machine it grows far less than wall time). The command's stdin,
  * stdout and stderr are inherited. Exits with the command's status (128+signal if
  * it was killed). The peak RSS is the largest of the command's own process (across
  * exec) and of any of its descendants it waited for. */
@@ -57,7 +59,9 @@ int main(int argc, char **argv)
 	double wall = now_seconds() - t0;
 	int status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
 
-	fprintf(out, "%.6f %ld %d\n", wall, ru.ru_maxrss, status);
+	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+		     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+	fprintf(out, "%.6f %ld %d %.6f\n", wall, ru.ru_maxrss, status, cpu);
 	if (fclose(out) != 0) {
 		fprintf(stderr, "bench-run: %s: cannot write\n", argv[1]);
 		return 1;
