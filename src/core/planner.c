@@ -4,8 +4,9 @@
  *    timeline wherever nothing is live: each such part is planned on its own from
  *    offset 0, and the arena is the highest part.
  * 2. Every part gets the O(m log m) event-order best fit, and, when its overlapping
- *    pairs are few enough to enumerate quickly, greedy by size with best fit; the
- *    smaller wins. This is all that runs with time_limit_s == 0.
+ *    pairs are few enough to enumerate quickly, greedy by size with best fit and
+ *    lowest offset first; the smallest wins. This is all that runs with
+ *    time_limit_s == 0.
  * 3. With time left, parts above the target (the lower bound, or the capacity) are
  *    improved: a fixed set of greedy orders and fits, then an exact branch-and-bound
  *    search (planner_search.c). Candidates are compared by (arena, fixed index), so
@@ -15,6 +16,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,9 +24,10 @@
 #include "planner_greedy.h"
 #include "planner_search.h"
 
-/* Above this many overlapping pairs the quick pass skips conflict enumeration:
- * about a second of work on one core. */
+/* Above these many overlapping pairs the quick pass skips the heuristics that
+ * enumerate them: about a second of work each on one core. */
 #define QUICK_PAIR_LIMIT 20000000ull
+#define QUICK_LOWEST_PAIR_LIMIT 60000000ull
 
 struct part {
 	size_t first, m;      /* range in the start-sorted index array */
@@ -133,7 +136,10 @@ static void part_offer(struct part *p, const uint64_t *cand, uint64_t arena_byte
 	}
 }
 
-/* The quick pass: always valid, O(m log m) unless the pairs are few. */
+/* The quick pass: event-order best fit, which is O(m log m) whatever the input;
+ * then, when the overlapping pairs P are few enough to enumerate in about a
+ * second, greedy by size with best fit and lowest offset first by area
+ * (O(P log P)). The lowest result wins. */
 static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order)
 {
 	uint64_t arena;
@@ -142,12 +148,21 @@ static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order)
 	ret = greedy_linear_scan(p->it, p->m, p->off, &p->arena_bytes);
 	if (ret)
 		return ret;
-	if (p->arena_bytes <= p->lower_bytes || p->pairs > QUICK_PAIR_LIMIT)
+	if (p->arena_bytes <= p->lower_bytes || p->pairs > QUICK_LOWEST_PAIR_LIMIT)
 		return 0;
-	ret = greedy_make_order(p->it, p->m, GREEDY_BY_SIZE, order);
-	if (ret)
-		return ret;
-	ret = greedy_place(p->it, p->m, order, GREEDY_BEST_FIT, 0, scratch, &arena);
+	if (p->pairs <= QUICK_PAIR_LIMIT) {
+		ret = greedy_make_order(p->it, p->m, GREEDY_BY_SIZE, order);
+		if (!ret)
+			ret = greedy_place(p->it, p->m, order, GREEDY_BEST_FIT, 0, scratch, &arena);
+		if (ret)
+			return ret;
+		part_offer(p, scratch, arena);
+		if (p->arena_bytes <= p->lower_bytes)
+			return 0;
+	}
+	ret = greedy_make_order(p->it, p->m, GREEDY_BY_AREA, order);
+	if (!ret)
+		ret = greedy_lowest_first(p->it, p->m, order, 0, scratch, &arena);
 	if (ret)
 		return ret;
 	part_offer(p, scratch, arena);
@@ -156,9 +171,27 @@ static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order)
 
 /* ---- improvement: fixed greedy variants, run on up to two threads ---- */
 
+/* The candidates, most promising first (the deadline may cut the list short). */
+static const struct {
+	enum greedy_order order;
+	enum greedy_fit fit;
+} variants[] = {
+	{GREEDY_BY_AREA, GREEDY_LOWEST},     {GREEDY_BY_CONFLICT, GREEDY_LOWEST},
+	{GREEDY_BY_SIZE, GREEDY_BEST_FIT},   {GREEDY_BY_SIZE, GREEDY_LOWEST},
+	{GREEDY_BY_AREA, GREEDY_BEST_FIT},   {GREEDY_BY_CONFLICT, GREEDY_BEST_FIT},
+	{GREEDY_BY_LIFETIME, GREEDY_LOWEST}, {GREEDY_BY_LIFETIME, GREEDY_BEST_FIT},
+	{GREEDY_BY_START, GREEDY_BEST_FIT},  {GREEDY_BY_SIZE, GREEDY_FIRST_FIT},
+	{GREEDY_BY_AREA, GREEDY_FIRST_FIT},  {GREEDY_BY_CONFLICT, GREEDY_FIRST_FIT},
+	{GREEDY_BY_LIFETIME, GREEDY_FIRST_FIT}, {GREEDY_BY_START, GREEDY_LOWEST},
+};
+
+#define VARIANT_COUNT (sizeof(variants) / sizeof(variants[0]))
+
 struct variant_job {
 	const struct part *p;
 	double deadline_s;
+	uint64_t target_bytes;
+	atomic_int *stop;
 	unsigned first, stride, count;
 	uint64_t best_arena;
 	unsigned best_index;
@@ -180,15 +213,16 @@ static void *variant_worker(void *arg)
 		goto out;
 	}
 	for (unsigned v = job->first; v < job->count; v += job->stride) {
-		enum greedy_order kind = (enum greedy_order)(v / GREEDY_FIT_COUNT);
-		enum greedy_fit fit = (enum greedy_fit)(v % GREEDY_FIT_COUNT);
+		enum greedy_fit fit = variants[v].fit;
 		uint64_t arena;
 		int ret;
 
-		if (planner_now_s() > job->deadline_s)
+		if (planner_now_s() > job->deadline_s || atomic_load(job->stop))
 			break;
-		ret = greedy_make_order(p->it, p->m, kind, order);
-		if (!ret)
+		ret = greedy_make_order(p->it, p->m, variants[v].order, order);
+		if (!ret && fit == GREEDY_LOWEST)
+			ret = greedy_lowest_first(p->it, p->m, order, job->deadline_s, off, &arena);
+		else if (!ret)
 			ret = greedy_place(p->it, p->m, order, fit, job->deadline_s, off, &arena);
 		if (ret == -ETIMEDOUT)
 			break;
@@ -201,6 +235,10 @@ static void *variant_worker(void *arg)
 			job->best_index = v;
 			memcpy(job->best_off, off, p->m * sizeof(*off));
 		}
+		if (arena <= job->target_bytes) {
+			atomic_store(job->stop, 1);
+			break;
+		}
 	}
 out:
 	free(order);
@@ -208,16 +246,18 @@ out:
 	return NULL;
 }
 
-static int part_variants(struct part *p, unsigned threads, double deadline_s)
+static int part_variants(struct part *p, unsigned threads, double deadline_s,
+			 uint64_t target_bytes)
 {
 	struct variant_job jobs[2];
+	atomic_int stop = 0;
 	pthread_t tid[2];
 	unsigned nj = threads >= 2 && p->m > 64 ? 2 : 1, started = 0;
 	int ret = 0;
 
 	for (unsigned j = 0; j < nj; j++) {
-		jobs[j] = (struct variant_job){p, deadline_s, j, nj,
-					       GREEDY_ORDER_COUNT * GREEDY_FIT_COUNT, UINT64_MAX,
+		jobs[j] = (struct variant_job){p, deadline_s, target_bytes, &stop, j, nj, VARIANT_COUNT,
+					       UINT64_MAX,
 					       UINT32_MAX, malloc(p->m * sizeof(uint64_t)), 0};
 		if (!jobs[j].best_off)
 			ret = -ENOMEM;
@@ -359,7 +399,7 @@ int planner_solve(struct block *blocks, size_t n, const struct planner_options *
 		for (size_t i = 0; i < p->m; i++) {
 			const struct block *b = &blocks[idx[p->first + i]];
 			p->it[i] = (struct plan_item){b->size_bytes, b->t_start, b->t_end,
-						      b->align_bytes};
+						      b->align_bytes, idx[p->first + i]};
 		}
 		ret = part_measure(p);
 		if (ret)
@@ -390,7 +430,7 @@ int planner_solve(struct block *blocks, size_t n, const struct planner_options *
 			struct part *p = &parts[q];
 			if (p->arena_bytes <= target || planner_now_s() > deadline_s)
 				continue;
-			ret = part_variants(p, threads, deadline_s);
+			ret = part_variants(p, threads, deadline_s, target);
 			if (ret)
 				goto err_free;
 			if (opt && opt->progress)

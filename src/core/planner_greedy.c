@@ -178,6 +178,94 @@ err_free:
 
 /* ---- ordered greedy with conflict enumeration ---- */
 
+/* A max-segment-tree over the start-sorted items: leaf i holds a time (its end
+ * while it is of interest, 0 otherwise), so that the items of interest that
+ * overlap [s, e) are found in O((k + 1) log m). */
+struct end_tree {
+	uint64_t *node;
+	size_t leaves;
+	uint32_t *hits; /* output of end_tree_collect */
+	size_t nhits, cap_hits;
+};
+
+static int end_tree_init(struct end_tree *t, size_t m)
+{
+	t->leaves = 1;
+	while (t->leaves < m)
+		t->leaves *= 2;
+	t->node = calloc(2 * t->leaves, sizeof(*t->node));
+	t->cap_hits = 64;
+	t->nhits = 0;
+	t->hits = malloc(t->cap_hits * sizeof(*t->hits));
+	return t->node && t->hits ? 0 : -ENOMEM;
+}
+
+static void end_tree_free(struct end_tree *t)
+{
+	free(t->node);
+	free(t->hits);
+}
+
+static void end_tree_set(struct end_tree *t, size_t i, uint64_t v)
+{
+	size_t x = t->leaves + i;
+
+	t->node[x] = v;
+	for (x >>= 1; x; x >>= 1) {
+		uint64_t a = t->node[2 * x], b = t->node[2 * x + 1];
+		uint64_t mx = a > b ? a : b;
+		if (t->node[x] == mx)
+			break;
+		t->node[x] = mx;
+	}
+}
+
+/* Collects into t->hits the items j with t_start < e whose leaf is above s. */
+static int end_tree_collect(struct end_tree *t, const struct plan_item *it, size_t m,
+			    uint64_t s, uint64_t e)
+{
+	size_t stack_node[130], stack_first[130], stack_width[130], sp = 0;
+	size_t lo = 0, hi = m;
+
+	/* Items are sorted by start: those starting before e are a prefix [0, q). */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (it[mid].t_start < e)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t q = lo;
+	t->nhits = 0;
+	stack_node[sp] = 1;
+	stack_first[sp] = 0;
+	stack_width[sp++] = t->leaves;
+	while (sp) {
+		sp--;
+		size_t node = stack_node[sp], first = stack_first[sp], width = stack_width[sp];
+		if (t->node[node] <= s || first >= q)
+			continue;
+		if (width == 1) {
+			if (t->nhits == t->cap_hits) {
+				uint32_t *nh = realloc(t->hits, 2 * t->cap_hits * sizeof(*nh));
+				if (!nh)
+					return -ENOMEM;
+				t->hits = nh;
+				t->cap_hits *= 2;
+			}
+			t->hits[t->nhits++] = (uint32_t)first;
+			continue;
+		}
+		stack_node[sp] = 2 * node + 1;
+		stack_first[sp] = first + width / 2;
+		stack_width[sp++] = width / 2;
+		stack_node[sp] = 2 * node;
+		stack_first[sp] = first;
+		stack_width[sp++] = width / 2;
+	}
+	return 0;
+}
+
 struct placed_span {
 	uint64_t lo, hi;
 };
@@ -194,17 +282,15 @@ static int cmp_span(const void *pa, const void *pb)
 int greedy_place(const struct plan_item *it, size_t m, const uint32_t *order,
 		 enum greedy_fit fit, double deadline_s, uint64_t *off, uint64_t *arena_bytes)
 {
-	size_t leaves = 1, span_cap = 64;
-	uint64_t *tree = NULL, arena = 0;
+	size_t span_cap = 64;
+	uint64_t arena = 0;
 	struct placed_span *spans = NULL;
-	size_t stack_node[130], stack_first[130], stack_width[130];
-	int ret = 0;
+	struct end_tree tree;
+	int ret;
 
-	while (leaves < m)
-		leaves *= 2;
-	tree = calloc(2 * leaves, sizeof(*tree));
+	ret = end_tree_init(&tree, m);
 	spans = malloc(span_cap * sizeof(*spans));
-	if (!tree || !spans) {
+	if (ret || !spans) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
@@ -212,55 +298,29 @@ int greedy_place(const struct plan_item *it, size_t m, const uint32_t *order,
 	for (size_t k = 0; k < m; k++) {
 		uint32_t i = order[k];
 		uint64_t s = it[i].t_start, e = it[i].t_end;
-		size_t nspan = 0;
 
-		if (deadline_s > 0 && !(k & 1023) && planner_now_s() > deadline_s) {
+		if (deadline_s > 0 && !(k & 63) && planner_now_s() > deadline_s) {
 			ret = -ETIMEDOUT;
 			goto err_free;
 		}
-		/* Items are sorted by start: those starting before e are a prefix. */
-		size_t lo = 0, hi = m;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (it[mid].t_start < e)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		size_t q = lo;
-		/* Descend into subtrees of the prefix [0, q) whose latest end is after s.
-		 * The stack holds (node, first leaf, width); depth is at most 64. */
-		size_t sp = 0;
-		stack_node[sp] = 1;
-		stack_first[sp] = 0;
-		stack_width[sp++] = leaves;
-		while (sp) {
-			sp--;
-			size_t node = stack_node[sp], first = stack_first[sp], width = stack_width[sp];
-			if (tree[node] <= s || first >= q)
-				continue;
-			if (width == 1) {
-				if (nspan == span_cap) {
-					span_cap *= 2;
-					struct placed_span *ns = realloc(spans, span_cap * sizeof(*ns));
-					if (!ns) {
-						ret = -ENOMEM;
-						goto err_free;
-					}
-					spans = ns;
-				}
-				spans[nspan].lo = off[first];
-				spans[nspan++].hi = off[first] + it[first].size_bytes;
-				continue;
+		/* Placed items have their end in the tree, unplaced ones 0 (ends are > 0). */
+		ret = end_tree_collect(&tree, it, m, s, e);
+		if (ret)
+			goto err_free;
+		if (tree.nhits > span_cap) {
+			span_cap = tree.nhits;
+			free(spans);
+			spans = malloc(span_cap * sizeof(*spans));
+			if (!spans) {
+				ret = -ENOMEM;
+				goto err_free;
 			}
-			stack_node[sp] = 2 * node + 1;
-			stack_first[sp] = first + width / 2;
-			stack_width[sp++] = width / 2;
-			stack_node[sp] = 2 * node;
-			stack_first[sp] = first;
-			stack_width[sp++] = width / 2;
 		}
-
+		for (size_t j = 0; j < tree.nhits; j++) {
+			spans[j].lo = off[tree.hits[j]];
+			spans[j].hi = off[tree.hits[j]] + it[tree.hits[j]].size_bytes;
+		}
+		size_t nspan = tree.nhits;
 		qsort(spans, nspan, sizeof(*spans), cmp_span);
 		uint64_t size = it[i].size_bytes, align = it[i].align_bytes;
 		uint64_t cur = 0, best = UINT64_MAX, best_len = UINT64_MAX;
@@ -285,22 +345,12 @@ int greedy_place(const struct plan_item *it, size_t m, const uint32_t *order,
 		off[i] = best;
 		if (sat_add(best, size) > arena)
 			arena = sat_add(best, size);
-
-		/* Mark placed: leaf value is its end time (never 0: t_end > t_start >= 0). */
-		size_t leaf = leaves + i;
-		tree[leaf] = e;
-		for (leaf >>= 1; leaf; leaf >>= 1) {
-			uint64_t v = tree[2 * leaf] > tree[2 * leaf + 1] ? tree[2 * leaf]
-									 : tree[2 * leaf + 1];
-			if (tree[leaf] == v)
-				break;
-			tree[leaf] = v;
-		}
+		end_tree_set(&tree, i, e);
 	}
 	*arena_bytes = arena;
 
 err_free:
-	free(tree);
+	end_tree_free(&tree);
 	free(spans);
 	return ret;
 }
@@ -468,4 +518,120 @@ int greedy_make_order(const struct plan_item *it, size_t m, enum greedy_order ki
 	qsort_r(order, m, sizeof(*order), cmp_order, &c);
 	free(key);
 	return 0;
+}
+
+/* ---- lowest offset first ---- */
+
+struct heap_entry {
+	uint64_t key;
+	uint32_t rank, item;
+};
+
+static int heap_less(const struct heap_entry *a, const struct heap_entry *b)
+{
+	return a->key < b->key || (a->key == b->key && a->rank < b->rank);
+}
+
+static void heap_push(struct heap_entry *h, size_t *n, struct heap_entry e)
+{
+	size_t i = (*n)++;
+
+	while (i > 0 && heap_less(&e, &h[(i - 1) / 2])) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = e;
+}
+
+static struct heap_entry heap_pop(struct heap_entry *h, size_t *n)
+{
+	struct heap_entry top = h[0], last = h[--(*n)];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && heap_less(&h[c + 1], &h[c]))
+			c++;
+		if (!heap_less(&h[c], &last))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = last;
+	return top;
+}
+
+int greedy_lowest_first(const struct plan_item *it, size_t m, const uint32_t *order,
+			double deadline_s, uint64_t *off, uint64_t *arena_bytes)
+{
+	size_t nheap = 0, heap_cap = 2 * m + 16, placed = 0;
+	uint64_t *minoff = NULL, arena = 0;
+	uint32_t *rank = NULL;
+	struct heap_entry *heap = NULL;
+	struct end_tree tree;
+	int ret;
+
+	ret = end_tree_init(&tree, m);
+	minoff = calloc(m, sizeof(*minoff));
+	rank = malloc(m * sizeof(*rank));
+	heap = malloc(heap_cap * sizeof(*heap));
+	if (ret || !minoff || !rank || !heap) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	/* Unplaced items have their end in the tree: they are the ones to push up. */
+	for (size_t i = 0; i < m; i++) {
+		rank[order[i]] = (uint32_t)i;
+		end_tree_set(&tree, i, it[i].t_end);
+	}
+	for (size_t i = 0; i < m; i++)
+		heap_push(heap, &nheap, (struct heap_entry){0, rank[i], (uint32_t)i});
+
+	while (nheap) {
+		struct heap_entry e = heap_pop(heap, &nheap);
+		uint32_t b = e.item;
+		if (tree.node[tree.leaves + b] == 0 || e.key != minoff[b])
+			continue; /* placed already, or a stale key */
+		if (deadline_s > 0 && !(++placed & 63) && planner_now_s() > deadline_s) {
+			ret = -ETIMEDOUT;
+			goto err_free;
+		}
+		uint64_t top = sat_add(minoff[b], it[b].size_bytes);
+		off[b] = minoff[b];
+		if (top > arena)
+			arena = top;
+		end_tree_set(&tree, b, 0);
+
+		ret = end_tree_collect(&tree, it, m, it[b].t_start, it[b].t_end);
+		if (ret)
+			goto err_free;
+		for (size_t j = 0; j < tree.nhits; j++) {
+			uint32_t o = tree.hits[j];
+			uint64_t k = align_up(top, it[o].align_bytes);
+			if (minoff[o] >= k)
+				continue;
+			minoff[o] = k;
+			if (nheap == heap_cap) {
+				struct heap_entry *nh = realloc(heap, 2 * heap_cap * sizeof(*nh));
+				if (!nh) {
+					ret = -ENOMEM;
+					goto err_free;
+				}
+				heap = nh;
+				heap_cap *= 2;
+			}
+			heap_push(heap, &nheap, (struct heap_entry){k, rank[o], o});
+		}
+	}
+	*arena_bytes = arena;
+
+err_free:
+	end_tree_free(&tree);
+	free(minoff);
+	free(rank);
+	free(heap);
+	return ret;
 }

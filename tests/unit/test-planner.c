@@ -163,6 +163,52 @@ static void test_random_valid(void)
 	}
 }
 
+/* Cuts the rectangle [t0, t1) x [y0, y1) into pieces (guillotine cuts, either
+ * in time or in space), each piece one block: the optimum is the height. */
+static void tile(struct rng *r, struct block *b, size_t *n, uint64_t t0, uint64_t t1, uint64_t y0,
+		 uint64_t y1, int depth)
+{
+	int can_t = t1 - t0 >= 2, can_y = y1 - y0 >= 2;
+
+	/* At most 2^depth pieces. */
+	if (depth == 0 || (!can_t && !can_y) || rnd(r, 5) == 0) {
+		b[(*n)++] = (struct block){y1 - y0, t0, t1, 0, 1};
+		return;
+	}
+	if (can_t && (!can_y || rnd(r, 2))) {
+		uint64_t c = t0 + 1 + rnd(r, t1 - t0 - 1);
+		tile(r, b, n, t0, c, y0, y1, depth - 1);
+		tile(r, b, n, c, t1, y0, y1, depth - 1);
+	} else {
+		uint64_t c = y0 + 1 + rnd(r, y1 - y0 - 1);
+		tile(r, b, n, t0, t1, y0, c, depth - 1);
+		tile(r, b, n, t0, t1, c, y1, depth - 1);
+	}
+}
+
+static void test_known_optimum(void)
+{
+	struct rng r = {2024};
+	for (int round = 0; round < 12; round++) {
+		struct block b[64];
+		size_t n = 0;
+		uint64_t height = 64 + rnd(&r, 1000), unit = 1 + rnd(&r, 3) * 1024;
+		tile(&r, b, &n, 0, 50 + rnd(&r, 50), 0, height, 6);
+		for (size_t i = 0; i < n; i++)
+			b[i].size_bytes *= unit;
+		for (size_t i = n; i > 1; i--) {
+			size_t j = rnd(&r, i);
+			struct block tmp = b[i - 1];
+			b[i - 1] = b[j];
+			b[j] = tmp;
+		}
+		struct planner_result res = solve(b, n, 2.0);
+		CHECK_EQ_U64(res.lower_bound_bytes, height * unit);
+		CHECK_EQ_U64(res.arena_bytes, height * unit);
+		CHECK(res.proven_optimal);
+	}
+}
+
 int main(void)
 {
 	test_lower_bound_examples();
@@ -171,5 +217,6 @@ int main(void)
 	test_huge_sizes();
 	test_timeline_split();
 	test_random_valid();
+	test_known_optimum();
 	return 0;
 }
