@@ -89,6 +89,11 @@ out:
 	return r;
 }
 
+static uint64_t granules(uint64_t bytes)
+{
+	return (bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES;
+}
+
 static int check_alloc(const struct recorded_alloc *a, uint32_t site_count)
 {
 	if (a->site >= site_count || a->t_end <= a->t_start || !a->size_bytes)
@@ -152,7 +157,9 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 		root_of[i] = i;
 		if (a->realloc_of != RECORDED_NOT_REALLOC) {
 			uint64_t root = root_of[a->realloc_of];
-			if (a->size_bytes <= allocs[root].size_bytes) {
+			/* Replay keeps it in place if it fits the block, whose size is
+			 * the root's rounded to granules. */
+			if (granules(a->size_bytes) <= granules(allocs[root].size_bytes)) {
 				root_of[i] = root;
 				entries[at].in_place_of = entry_of[root] + 1;
 			}

@@ -6,22 +6,19 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
-#include "addr_map.h"
-
 uintptr_t arena_base;
 uint64_t arena_bytes;
 
 static pthread_mutex_t arena_mutex = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t *occupied; /* one bit per granule */
-static struct addr_map live; /* offset + 1 -> entry index */
-static const struct plan_entry *plan_entries;
+/* One bit per granule each; one mapping holds all three. */
+static uint64_t *occupied, *starts, *ends;
 
 static uint64_t granules_of(uint64_t bytes)
 {
 	return (bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES;
 }
 
-int arena_map(uint64_t bytes, const struct plan_entry *entries, bool prefault)
+int arena_map(uint64_t bytes, bool prefault)
 {
 	uint64_t map_bytes = bytes + PLAN_MAX_ALIGN_BYTES;
 	uint64_t bitmap_bytes = (granules_of(bytes) + 63) / 64 * 8;
@@ -41,23 +38,19 @@ int arena_map(uint64_t bytes, const struct plan_entry *entries, bool prefault)
 		munmap(raw, (size_t)(base - raw));
 	if (raw + map_bytes > base + bytes)
 		munmap(base + bytes, (size_t)(raw + map_bytes - (base + bytes)));
-	occupied = mmap(NULL, bitmap_bytes, PROT_READ | PROT_WRITE,
+	occupied = mmap(NULL, 3 * bitmap_bytes, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (occupied == MAP_FAILED) {
 		munmap(base, bytes);
 		return -errno;
 	}
-	if (addr_map_init(&live, 1024) < 0) {
-		munmap(occupied, bitmap_bytes);
-		munmap(base, bytes);
-		return -ENOMEM;
-	}
+	starts = occupied + bitmap_bytes / 8;
+	ends = starts + bitmap_bytes / 8;
 	if (prefault) {
 		/* Touch every page now so the run itself takes no page faults. */
 		for (uint64_t off = 0; off < bytes; off += 4096)
 			((volatile char *)base)[off] = 0;
 	}
-	plan_entries = entries;
 	arena_base = (uintptr_t)base;
 	arena_bytes = bytes;
 	return 0;
@@ -94,43 +87,78 @@ static void range_set(uint64_t first, uint64_t count, bool set)
 	}
 }
 
-void *arena_claim(uint64_t entry)
+static bool bit_test(const uint64_t *bits, uint64_t i)
 {
-	const struct plan_entry *e = &plan_entries[entry];
-	uint64_t first = e->offset_bytes / PLAN_GRANULE_BYTES, count = granules_of(e->size_bytes);
+	return bits[i / 64] >> (i % 64) & 1;
+}
+
+static void bit_flip(uint64_t *bits, uint64_t i)
+{
+	bits[i / 64] ^= UINT64_C(1) << (i % 64);
+}
+
+/* The first set bit at or after i (one exists: every live start has its end). */
+static uint64_t next_set(const uint64_t *bits, uint64_t i)
+{
+	uint64_t word = i / 64, w = bits[word] & (~UINT64_C(0) << (i % 64));
+
+	while (!w)
+		w = bits[++word];
+	return word * 64 + (uint64_t)__builtin_ctzll(w);
+}
+
+void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes)
+{
+	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES, count = granules_of(size_bytes);
 	void *p = NULL;
 
+	if (!count)
+		return NULL;
 	pthread_mutex_lock(&arena_mutex);
-	if (range_clear(first, count) && addr_map_put(&live, e->offset_bytes + 1, entry) == 0) {
+	if (range_clear(first, count)) {
 		range_set(first, count, true);
-		p = (void *)(arena_base + e->offset_bytes);
+		bit_flip(starts, first);
+		bit_flip(ends, first + count - 1);
+		p = (void *)(arena_base + offset_bytes);
 	}
 	pthread_mutex_unlock(&arena_mutex);
 	return p;
 }
 
-bool arena_release(const void *p)
+/* The last granule of the live block starting at granule g, or UINT64_MAX if no
+ * live block starts at p. Call with the mutex held. */
+static uint64_t block_last(const void *p)
 {
-	uint64_t offset = (uintptr_t)p - arena_base, entry;
-	bool found;
+	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES;
 
-	pthread_mutex_lock(&arena_mutex);
-	found = addr_map_remove(&live, offset + 1, &entry);
-	if (found)
-		range_set(offset / PLAN_GRANULE_BYTES, granules_of(plan_entries[entry].size_bytes),
-			  false);
-	pthread_mutex_unlock(&arena_mutex);
-	return found;
+	if (offset % PLAN_GRANULE_BYTES || !bit_test(starts, g))
+		return UINT64_MAX;
+	return next_set(ends, g);
 }
 
-bool arena_lookup(const void *p, uint64_t *entry)
+bool arena_release(const void *p)
 {
-	bool found;
+	uint64_t g = ((uintptr_t)p - arena_base) / PLAN_GRANULE_BYTES, last;
 
 	pthread_mutex_lock(&arena_mutex);
-	found = addr_map_get(&live, (uintptr_t)p - arena_base + 1, entry);
+	last = block_last(p);
+	if (last != UINT64_MAX) {
+		range_set(g, last - g + 1, false);
+		bit_flip(starts, g);
+		bit_flip(ends, last);
+	}
 	pthread_mutex_unlock(&arena_mutex);
-	return found;
+	return last != UINT64_MAX;
+}
+
+size_t arena_block_bytes(const void *p)
+{
+	uint64_t g = ((uintptr_t)p - arena_base) / PLAN_GRANULE_BYTES, last;
+
+	pthread_mutex_lock(&arena_mutex);
+	last = block_last(p);
+	pthread_mutex_unlock(&arena_mutex);
+	return last == UINT64_MAX ? 0 : (size_t)((last - g + 1) * PLAN_GRANULE_BYTES);
 }
 
 void arena_before_fork(void)

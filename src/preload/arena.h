@@ -2,15 +2,16 @@
  * served at their offsets, and the run-time check that makes replay safe whatever
  * the plan says and whatever order the program runs in.
  *
- * Occupancy is kept as one bit per 16-byte granule. Soundness, by induction over
- * claims and releases, all made under one mutex:
- *  - invariant: the granule sets of the live arena blocks are pairwise disjoint,
- *    and each is exactly the set of bits it set;
- *  - arena_claim sets the bits of [offset, offset + size) only if all of them are
- *    clear, so a new block shares no granule with a live one;
- *  - arena_release finds the block by its start (unique among live blocks, by the
- *    invariant) and clears exactly the bits its claim set, computed from the same
- *    immutable plan entry;
+ * Three bitmaps, one bit per 16-byte granule: occupied, block starts, block ends.
+ * Soundness, by induction over claims and releases, all made under one mutex:
+ *  - invariant: the live blocks' granule ranges are pairwise disjoint; each has its
+ *    occupied bits set, a start bit at its first granule and an end bit at its
+ *    last, and no other bits are set;
+ *  - arena_claim sets a range only if all of its occupied bits are clear, so a new
+ *    block shares no granule with a live one;
+ *  - arena_release accepts only a pointer at a set start bit, and the first end bit
+ *    at or after it is that block's own (any other block's end would lie inside
+ *    it, which disjointness rules out), so it clears exactly that block's bits;
  *  - offsets and sizes were bounds-checked against the arena when the plan was
  *    validated, so no claim reaches outside the mapping.
  * Hence no two live blocks ever overlap, even with a hostile plan. The check costs
@@ -33,21 +34,22 @@ static inline bool arena_owns(const void *p)
 	return (uintptr_t)p - arena_base < arena_bytes;
 }
 
-/* Maps an arena of bytes, aligned to PLAN_MAX_ALIGN_BYTES, for the entries of a
- * validated plan image. prefault: populate it now. Returns 0 or a negative errno.
- * Call once, with the guard set. */
-int arena_map(uint64_t bytes, const struct plan_entry *entries, bool prefault);
+/* Maps an arena of bytes, aligned to PLAN_MAX_ALIGN_BYTES. prefault: populate it
+ * now. Returns 0 or a negative errno. Call once, with the guard set. */
+int arena_map(uint64_t bytes, bool prefault);
 
-/* Claims entries[entry] at its offset if its granules are free. Returns the block
- * or NULL (slot busy, or out of memory for bookkeeping). Thread-safe. */
-void *arena_claim(uint64_t entry);
+/* Claims size_bytes (rounded up to granules) at offset_bytes (a granule multiple
+ * inside the arena) if those granules are free. Returns the block or NULL (busy).
+ * Thread-safe; does not allocate. */
+void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes);
 
 /* Releases the live block that starts at p. Returns false if p is not the start of
  * a live block (a double or wild free: ignored). Thread-safe. */
 bool arena_release(const void *p);
 
-/* The plan entry of the live block that starts at p, if any. Thread-safe. */
-bool arena_lookup(const void *p, uint64_t *entry);
+/* The size of the live block that starts at p (its planned size, in whole
+ * granules), or 0 if p is not the start of a live block. Thread-safe. */
+size_t arena_block_bytes(const void *p);
 
 void arena_before_fork(void);
 void arena_after_fork_parent(void);

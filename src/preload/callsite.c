@@ -29,19 +29,25 @@
 #define FAST_KEYS_MAX (1u << 20)
 /* Two call paths can reach the same return address at the same depth (an
  * interpreter's handlers calling one allocation wrapper, say). So a depth key is
- * trusted only after its first FAST_KEY_CHECKS uses all unwound to the same site,
- * and is unwound again on every FAST_KEY_RECHECK-th use after that; one that ever
- * disagrees is marked ambiguous and always unwound. The checks go by use count, not
- * by time or chance, so a deterministic program decides the same way in every run.
- * The value is the site, the use count above bit 32, and the ambiguous flag. */
-#define FAST_KEY_CHECKS  8
-#define FAST_KEY_RECHECK 32
-#define FAST_USE_ONE     (UINT64_C(1) << 32)
-#define FAST_USES_MASK   (UINT64_C(0xffffff) << 32)
-#define FAST_AMBIGUOUS   (UINT64_C(1) << 62)
+ * trusted only after its first FAST_KEY_CHECKS uses all unwound to the same site;
+ * one that disagrees is marked ambiguous and always unwound. The checks are the
+ * first uses, not samples, so a deterministic program decides the same way in
+ * every run. The value is the site, the checks passed above bit 32, and the flag.
+ * Trusted keys are also kept in a small per-thread cache, read without a lock. */
+#define FAST_KEY_CHECKS 8
+#define FAST_CHECK_ONE  (UINT64_C(1) << 32)
+#define FAST_AMBIGUOUS  (UINT64_C(1) << 62)
+#define RECENT_SITES    256
 
 __thread struct callsite_origin callsite_origin __attribute__((tls_model("initial-exec")));
 __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec")));
+
+struct recent_site {
+	uint64_t key;
+	uint32_t site;
+};
+static __thread struct recent_site recent_sites[RECENT_SITES]
+	__attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t callsite_mutex = PTHREAD_MUTEX_INITIALIZER;
 static unsigned callsite_depth;
@@ -186,18 +192,18 @@ uint32_t callsite_capture(void)
 	uint32_t site;
 	int n, first = 0;
 
+	struct recent_site *recent = &recent_sites[fast % RECENT_SITES];
+	if (fast && recent->key == fast)
+		return recent->site;
 	if (fast) {
 		pthread_mutex_lock(&callsite_mutex);
-		bool trusted = false;
-		if (addr_map_get(&raw_to_site, fast, &value) && !(value & FAST_AMBIGUOUS)) {
-			uint64_t uses = (value & FAST_USES_MASK) >> 32;
-			trusted = uses >= FAST_KEY_CHECKS && uses % FAST_KEY_RECHECK != 0;
-			if (trusted && uses + 1 < (FAST_USES_MASK >> 32))
-				addr_map_put(&raw_to_site, fast, value + FAST_USE_ONE);
-		}
+		bool trusted = addr_map_get(&raw_to_site, fast, &value) &&
+			       !(value & FAST_AMBIGUOUS) && value >> 32 >= FAST_KEY_CHECKS;
 		pthread_mutex_unlock(&callsite_mutex);
-		if (trusted)
+		if (trusted) {
+			*recent = (struct recent_site){fast, (uint32_t)value};
 			return (uint32_t)value;
+		}
 	}
 	n = unw_backtrace(ips, (int)callsite_depth + OWN_FRAMES_MAX);
 
@@ -220,7 +226,7 @@ uint32_t callsite_capture(void)
 	if (fast && addr_map_get(&raw_to_site, fast, &value)) {
 		if (!(value & FAST_AMBIGUOUS))
 			addr_map_put(&raw_to_site, fast,
-				     (uint32_t)value == site ? value + FAST_USE_ONE
+				     (uint32_t)value == site ? value + FAST_CHECK_ONE
 							     : value | FAST_AMBIGUOUS);
 	} else if (fast && raw_to_site.count < FAST_KEYS_MAX) {
 		addr_map_put(&raw_to_site, fast, site);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -54,7 +55,59 @@ static struct site_index *sites_by_key;
 static _Atomic uint32_t *occurrences; /* per site: the next occurrence number */
 static uint64_t size_class_bits[SIZE_CLASSES / 64];
 
-static _Atomic uint64_t calls, hits, hit_bytes, misses[MISS_COUNT];
+/* Statistics, counted per thread so that the hot path takes no shared cache line:
+ * each thread's block is linked into a list once and never freed, and the totals
+ * are summed at exit. Only the owner writes a block (relaxed load and store, no
+ * read-modify-write); the reader at exit may see a count one short on a thread
+ * still running, which is fine for statistics. Every counted call ends as a hit or
+ * as one miss, so hits = calls - misses. */
+struct replay_counters {
+	_Atomic uint64_t calls, hit_bytes, misses[MISS_COUNT];
+	struct replay_counters *next;
+};
+
+static _Atomic(struct replay_counters *) all_counters;
+static __thread struct replay_counters *thread_counters
+	__attribute__((tls_model("initial-exec")));
+/* Where a thread counts if it cannot get a block of its own (out of memory). */
+static struct replay_counters shared_counters;
+
+static struct replay_counters *counters(void)
+{
+	struct replay_counters *c = thread_counters;
+
+	if (__builtin_expect(c != NULL, 1))
+		return c;
+	c = __libc_calloc(1, sizeof(*c));
+	if (!c)
+		return &shared_counters;
+	c->next = atomic_load(&all_counters);
+	while (!atomic_compare_exchange_weak(&all_counters, &c->next, c))
+		;
+	thread_counters = c;
+	return c;
+}
+
+/* Adds n to one of block c's counters. */
+static void bump(struct replay_counters *c, _Atomic uint64_t *counter, uint64_t n)
+{
+	if (c == &shared_counters)
+		atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
+	else
+		atomic_store_explicit(counter,
+				      atomic_load_explicit(counter, memory_order_relaxed) + n,
+				      memory_order_relaxed);
+}
+
+/* The sum of one counter over all threads. */
+static uint64_t total(size_t offset)
+{
+	uint64_t sum = atomic_load((_Atomic uint64_t *)((char *)&shared_counters + offset));
+
+	for (struct replay_counters *c = atomic_load(&all_counters); c; c = c->next)
+		sum += atomic_load((_Atomic uint64_t *)((char *)c + offset));
+	return sum;
+}
 static _Atomic int64_t libc_live_bytes, libc_peak_bytes;
 static atomic_flag finished = ATOMIC_FLAG_INIT;
 
@@ -75,7 +128,9 @@ static bool size_planned(uint64_t size)
 
 static void miss(enum miss_reason why)
 {
-	atomic_fetch_add_explicit(&misses[why], 1, memory_order_relaxed);
+	struct replay_counters *c = counters();
+
+	bump(c, &c->misses[why], 1);
 }
 
 static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *frames,
@@ -181,7 +236,7 @@ int replay_start(void)
 	if (r == 0)
 		r = callsite_init(image.record.depth, &interner);
 	if (r == 0)
-		r = arena_map(image.record.arena_bytes, image.entries, preload_config.prefault);
+		r = arena_map(image.record.arena_bytes, preload_config.prefault);
 	if (r < 0) {
 		log_error(preload_config.plan_path, ": cannot set up the arena: ", strerror(-r),
 			  "; running on libc", NULL);
@@ -193,7 +248,9 @@ int replay_start(void)
 
 void replay_count_call(void)
 {
-	atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed);
+	struct replay_counters *c = counters();
+
+	bump(c, &c->calls, 1);
 }
 
 /* The entry for the caller's next occurrence, or UINT64_MAX with the miss counted. */
@@ -218,6 +275,10 @@ static uint64_t next_entry(size_t size)
 		miss(MISS_OCCURRENCE_BEYOND);
 		return UINT64_MAX;
 	}
+	/* The site's next occurrence is usually wanted soon: start fetching it now,
+	 * since plan entries are read once and are rarely in cache. */
+	if (occurrence + 1 < s->entry_count)
+		__builtin_prefetch(&image.entries[s->first_entry + occurrence + 1]);
 	return s->first_entry + occurrence;
 }
 
@@ -233,19 +294,19 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 		miss(MISS_SIZE_TOO_LARGE);
 		return NULL;
 	}
-	if (e->offset_bytes % align) {
+	if (e->offset_bytes & (align - 1)) { /* align is a power of two */
 		miss(MISS_ALIGNMENT);
 		return NULL;
 	}
-	p = arena_claim(entry);
+	p = arena_claim(e->offset_bytes, e->size_bytes);
 	if (!p) {
 		miss(MISS_SLOT_BUSY);
 		return NULL;
 	}
 	if (zero)
 		memset(p, 0, size);
-	atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&hit_bytes, size, memory_order_relaxed);
+	struct replay_counters *c = counters();
+	bump(c, &c->hit_bytes, size);
 	return p;
 }
 
@@ -253,16 +314,9 @@ void replay_consume(size_t size)
 {
 	/* Served in place: a hit, and the occurrence is used up as when recording. */
 	if (next_entry(size) != UINT64_MAX) {
-		atomic_fetch_add_explicit(&hits, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&hit_bytes, size, memory_order_relaxed);
+		struct replay_counters *c = counters();
+		bump(c, &c->hit_bytes, size);
 	}
-}
-
-size_t replay_usable_size(const void *p)
-{
-	uint64_t entry;
-
-	return arena_lookup(p, &entry) ? (size_t)image.entries[entry].size_bytes : 0;
 }
 
 void replay_note_libc(int64_t bytes)
@@ -289,13 +343,16 @@ void replay_finish(void)
 	json_key_str(&j, "exe", preload_config.image.exe_path);
 	json_key_u64(&j, "pid", (uint64_t)getpid());
 	json_key_str(&j, "plan", preload_config.plan_path);
-	json_key_u64(&j, "allocs", atomic_load(&calls));
+	json_key_u64(&j, "allocs", total(offsetof(struct replay_counters, calls)));
 	json_key_u64(&j, "planned", have_image ? image.record.entry_count : 0);
-	json_key_u64(&j, "hits", atomic_load(&hits));
-	json_key_u64(&j, "hit_bytes", atomic_load(&hit_bytes));
+	uint64_t missed = 0;
+	for (int i = 0; i < MISS_COUNT; i++)
+		missed += total(offsetof(struct replay_counters, misses[i]));
+	json_key_u64(&j, "hits", total(offsetof(struct replay_counters, calls)) - missed);
+	json_key_u64(&j, "hit_bytes", total(offsetof(struct replay_counters, hit_bytes)));
 	json_key_object(&j, "misses");
 	for (int i = 0; i < MISS_COUNT; i++)
-		json_key_u64(&j, miss_names[i], atomic_load(&misses[i]));
+		json_key_u64(&j, miss_names[i], total(offsetof(struct replay_counters, misses[i])));
 	json_end(&j);
 	json_key_u64(&j, "arena_bytes", have_image ? image.record.arena_bytes : 0);
 	json_key_u64(&j, "lower_bound_bytes", have_image ? image.record.lower_bound_bytes : 0);

@@ -26,10 +26,6 @@ void *replay_alloc(size_t size, size_t align, bool zero);
  * that stays in place still counts as an allocation, as it did when recording. */
 void replay_consume(size_t size);
 
-/* The planned size of the arena block at p (which arena_owns), or 0 if p is not a
- * live block start. */
-size_t replay_usable_size(const void *p);
-
 /* libc bytes, for the statistics: a libc block of usable size bytes came or went. */
 void replay_note_libc(int64_t bytes);
 

@@ -78,7 +78,7 @@ void route_free(void *p)
  * the next planned block of the caller's site or to libc. */
 static void *realloc_arena(void *p, size_t size)
 {
-	size_t planned = replay_usable_size(p);
+	size_t planned = arena_block_bytes(p);
 	bool replaying = preload_mode_now() == PRELOAD_REPLAY;
 	void *q = NULL;
 
@@ -162,7 +162,7 @@ size_t route_usable_size(void *p)
 	if (!arena_owns(p))
 		return real_libc()->malloc_usable_size(p);
 	guard_enter();
-	n = replay_usable_size(p);
+	n = arena_block_bytes(p);
 	guard_leave();
 	return n;
 }
