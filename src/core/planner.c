@@ -85,46 +85,42 @@ int planner_lower_bound(const struct block *blocks, size_t n, uint64_t *lower_bo
 	return 0;
 }
 
-static int cmp_by_start(const void *pa, const void *pb, void *ctx)
-{
-	const struct block *blocks = ctx;
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-
-	if (blocks[a].t_start != blocks[b].t_start)
-		return blocks[a].t_start < blocks[b].t_start ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
-/* Peak load and overlapping pairs of one part, by a sweep of its events. */
+/* Peak load and overlapping pairs of one part: the items are sorted by start, so
+ * only the ends need sorting, and a merge of the two is the sweep (frees first at
+ * equal times). */
 static int part_measure(struct part *p)
 {
-	struct event *ev = malloc(2 * p->m * sizeof(*ev));
+	uint64_t *ends = malloc(p->m * sizeof(*ends) + 1);
+	uint32_t *who = malloc(p->m * sizeof(*who) + 1);
 	uint64_t live = 0, peak = 0, count = 0, pairs = 0;
-	size_t nev = 0;
+	int ret = -ENOMEM;
 
-	if (!ev)
-		return -ENOMEM;
+	if (!ends || !who)
+		goto err_free;
 	for (size_t i = 0; i < p->m; i++) {
-		ev[nev++] = (struct event){p->it[i].t_start, p->it[i].size_bytes, 1};
-		if (p->it[i].t_end != BLOCK_T_INFINITY)
-			ev[nev++] = (struct event){p->it[i].t_end, p->it[i].size_bytes, 0};
+		ends[i] = p->it[i].t_end;
+		who[i] = (uint32_t)i;
 	}
-	qsort(ev, nev, sizeof(*ev), cmp_event);
-	for (size_t k = 0; k < nev; k++) {
-		if (ev[k].is_alloc) {
-			pairs += count++;
-			live += ev[k].size_bytes;
-			if (live > peak)
-				peak = live;
-		} else {
+	ret = radix_sort_pairs(ends, who, p->m);
+	if (ret)
+		goto err_free;
+	size_t f = 0;
+	for (size_t i = 0; i < p->m; i++) {
+		while (f < p->m && ends[f] <= p->it[i].t_start) {
+			live -= p->it[who[f++]].size_bytes;
 			count--;
-			live -= ev[k].size_bytes;
 		}
+		pairs += count++;
+		live += p->it[i].size_bytes;
+		if (live > peak)
+			peak = live;
 	}
-	free(ev);
 	p->lower_bytes = peak;
 	p->pairs = pairs;
-	return 0;
+err_free:
+	free(ends);
+	free(who);
+	return ret;
 }
 
 /* Keeps cand if it beats the part's best (ties keep the earlier candidate). */
@@ -349,13 +345,32 @@ int planner_solve(struct block *blocks, size_t n, const struct planner_options *
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	for (size_t i = 0; i < n; i++) {
-		/* A zero-size block conflicts with nothing; offset 0 is always aligned. */
-		blocks[i].offset_bytes = 0;
-		if (blocks[i].size_bytes)
-			idx[nz++] = i;
+	{
+		uint64_t *keys = malloc(n * sizeof(*keys) + 1);
+		uint32_t *vals = malloc(n * sizeof(*vals) + 1);
+		if (!keys || !vals) {
+			free(keys);
+			free(vals);
+			ret = -ENOMEM;
+			goto err_free;
+		}
+		for (size_t i = 0; i < n; i++) {
+			/* A zero-size block conflicts with nothing; offset 0 is always aligned. */
+			blocks[i].offset_bytes = 0;
+			if (blocks[i].size_bytes) {
+				keys[nz] = blocks[i].t_start;
+				vals[nz++] = (uint32_t)i;
+			}
+		}
+		/* Stable: equal starts stay in input order. */
+		ret = radix_sort_pairs(keys, vals, nz);
+		for (size_t k = 0; k < nz && !ret; k++)
+			idx[k] = vals[k];
+		free(keys);
+		free(vals);
+		if (ret)
+			goto err_free;
 	}
-	qsort_r(idx, nz, sizeof(*idx), cmp_by_start, blocks);
 
 	/* Cut where nothing is live: the next start is at or after every end so far. */
 	size_t cap_parts = 16;

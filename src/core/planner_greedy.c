@@ -23,6 +23,43 @@ double planner_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int radix_sort_pairs(uint64_t *keys, uint32_t *vals, size_t n)
+{
+	uint64_t *k2 = malloc(n * sizeof(*k2) + 1);
+	uint32_t *v2 = malloc(n * sizeof(*v2) + 1);
+	uint64_t all_or = 0, all_and = UINT64_MAX;
+
+	if (!k2 || !v2) {
+		free(k2);
+		free(v2);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		all_or |= keys[i];
+		all_and &= keys[i];
+	}
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t count[257] = {0};
+		/* A byte that is the same in every key does not reorder anything. */
+		if (!(((all_or ^ all_and) >> shift) & 0xff))
+			continue;
+		for (size_t i = 0; i < n; i++)
+			count[((keys[i] >> shift) & 0xff) + 1]++;
+		for (int b = 0; b < 256; b++)
+			count[b + 1] += count[b];
+		for (size_t i = 0; i < n; i++) {
+			size_t d = count[(keys[i] >> shift) & 0xff]++;
+			k2[d] = keys[i];
+			v2[d] = vals[i];
+		}
+		memcpy(keys, k2, n * sizeof(*keys));
+		memcpy(vals, v2, n * sizeof(*vals));
+	}
+	free(k2);
+	free(v2);
+	return 0;
+}
+
 static uint64_t align_up(uint64_t x, uint64_t align)
 {
 	uint64_t r = x & (align - 1);
@@ -40,33 +77,116 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 
 /* ---- event-order best fit ---- */
 
-static int cmp_alloc_order(const void *pa, const void *pb, void *ctx)
-{
-	const struct plan_item *it = ctx;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+/* A map from 64-bit keys to 64-bit values: open addressing with linear probing
+ * and backward-shift deletion, so that lookups stay O(1) without tombstones. */
+struct u64_map {
+	uint64_t *keys, *vals;
+	uint8_t *used;
+	size_t mask, count;
+};
 
-	if (it[a].t_start != it[b].t_start)
-		return it[a].t_start < it[b].t_start ? -1 : 1;
-	if (it[a].size_bytes != it[b].size_bytes)
-		return it[a].size_bytes > it[b].size_bytes ? -1 : 1;
-	return a < b ? -1 : a > b;
+static int u64_map_init(struct u64_map *h)
+{
+	h->mask = 1023;
+	h->count = 0;
+	h->keys = malloc((h->mask + 1) * sizeof(*h->keys));
+	h->vals = malloc((h->mask + 1) * sizeof(*h->vals));
+	h->used = calloc(h->mask + 1, 1);
+	return h->keys && h->vals && h->used ? 0 : -ENOMEM;
 }
 
-static int cmp_end_order(const void *pa, const void *pb, void *ctx)
+static void u64_map_free(struct u64_map *h)
 {
-	const struct plan_item *it = ctx;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-
-	if (it[a].t_end != it[b].t_end)
-		return it[a].t_end < it[b].t_end ? -1 : 1;
-	return a < b ? -1 : a > b;
+	free(h->keys);
+	free(h->vals);
+	free(h->used);
 }
 
-/* Free gaps below `top` (the end of the highest live item) are kept twice: by
- * offset, to merge neighbours on free, and by (length, offset), for best fit. */
+static size_t u64_hash(uint64_t k, size_t mask)
+{
+	k *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(k ^ (k >> 29)) & mask;
+}
+
+/* Returns the slot of k, or SIZE_MAX. */
+static size_t u64_map_find(const struct u64_map *h, uint64_t k)
+{
+	for (size_t i = u64_hash(k, h->mask);; i = (i + 1) & h->mask) {
+		if (!h->used[i])
+			return SIZE_MAX;
+		if (h->keys[i] == k)
+			return i;
+	}
+}
+
+static int u64_map_put(struct u64_map *h, uint64_t k, uint64_t v);
+
+static int u64_map_grow(struct u64_map *h)
+{
+	struct u64_map old = *h;
+
+	h->mask = 2 * old.mask + 1;
+	h->count = 0;
+	h->keys = malloc((h->mask + 1) * sizeof(*h->keys));
+	h->vals = malloc((h->mask + 1) * sizeof(*h->vals));
+	h->used = calloc(h->mask + 1, 1);
+	if (!h->keys || !h->vals || !h->used) {
+		u64_map_free(h);
+		*h = old;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i <= old.mask; i++)
+		if (old.used[i])
+			u64_map_put(h, old.keys[i], old.vals[i]);
+	u64_map_free(&old);
+	return 0;
+}
+
+/* Inserts a key that is not present. */
+static int u64_map_put(struct u64_map *h, uint64_t k, uint64_t v)
+{
+	if (2 * (h->count + 1) > h->mask + 1 && u64_map_grow(h))
+		return -ENOMEM;
+	size_t i = u64_hash(k, h->mask);
+	while (h->used[i])
+		i = (i + 1) & h->mask;
+	h->used[i] = 1;
+	h->keys[i] = k;
+	h->vals[i] = v;
+	h->count++;
+	return 0;
+}
+
+static void u64_map_del_slot(struct u64_map *h, size_t i)
+{
+	size_t j = i;
+
+	h->used[i] = 0;
+	h->count--;
+	/* Shift back later members of the probe run that may no longer be reachable. */
+	for (;;) {
+		j = (j + 1) & h->mask;
+		if (!h->used[j])
+			return;
+		size_t home = u64_hash(h->keys[j], h->mask);
+		int movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+		if (movable) {
+			h->keys[i] = h->keys[j];
+			h->vals[i] = h->vals[j];
+			h->used[i] = 1;
+			h->used[j] = 0;
+			i = j;
+		}
+	}
+}
+
+/* Free gaps below `top` (the end of the highest live item) are kept three ways:
+ * by start and by end (hash maps), to merge neighbours on free, and ordered by
+ * (length, offset), for best fit. */
 struct gap_sets {
-	struct treap by_off; /* (offset, length) */
-	struct treap by_len; /* (length, offset) */
+	struct u64_map by_start; /* start -> length */
+	struct u64_map by_end;   /* end -> start */
+	struct treap by_len;     /* (length, offset) */
 };
 
 static int gap_add(struct gap_sets *g, uint64_t off, uint64_t len)
@@ -75,15 +195,23 @@ static int gap_add(struct gap_sets *g, uint64_t off, uint64_t len)
 
 	if (!len)
 		return 0;
-	ret = treap_insert(&g->by_off, off, len);
-	if (ret)
-		return ret;
-	return treap_insert(&g->by_len, len, off);
+	ret = u64_map_put(&g->by_start, off, len);
+	if (!ret)
+		ret = u64_map_put(&g->by_end, off + len, off);
+	if (!ret)
+		ret = treap_insert(&g->by_len, len, off);
+	return ret;
 }
 
 static void gap_del(struct gap_sets *g, uint64_t off, uint64_t len)
 {
-	treap_erase(&g->by_off, off, len);
+	size_t i = u64_map_find(&g->by_start, off);
+
+	if (i != SIZE_MAX)
+		u64_map_del_slot(&g->by_start, i);
+	i = u64_map_find(&g->by_end, off + len);
+	if (i != SIZE_MAX)
+		u64_map_del_slot(&g->by_end, i);
 	treap_erase(&g->by_len, len, off);
 }
 
@@ -95,18 +223,31 @@ int greedy_linear_scan(const struct plan_item *it, size_t m, uint64_t *off,
 	uint64_t top = 0, arena = 0;
 	int ret = 0;
 
-	treap_init(&g.by_off, 1);
 	treap_init(&g.by_len, 2);
+	if (u64_map_init(&g.by_start) | u64_map_init(&g.by_end)) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 	alloc_ord = malloc(m * sizeof(*alloc_ord));
 	end_ord = malloc(m * sizeof(*end_ord));
 	if (!alloc_ord || !end_ord) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	for (size_t i = 0; i < m; i++)
+	/* Items come sorted by start: allocate in that order; free by end time. */
+	uint64_t *ends = malloc(m * sizeof(*ends) + 1);
+	if (!ends) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (size_t i = 0; i < m; i++) {
 		alloc_ord[i] = end_ord[i] = (uint32_t)i;
-	qsort_r(alloc_ord, m, sizeof(*alloc_ord), cmp_alloc_order, (void *)it);
-	qsort_r(end_ord, m, sizeof(*end_ord), cmp_end_order, (void *)it);
+		ends[i] = it[i].t_end;
+	}
+	ret = radix_sort_pairs(ends, end_ord, m);
+	free(ends);
+	if (ret)
+		goto err_free;
 
 	size_t fe = 0;
 	for (size_t k = 0; k < m; k++) {
@@ -115,19 +256,19 @@ int greedy_linear_scan(const struct plan_item *it, size_t m, uint64_t *off,
 		while (fe < m && it[end_ord[fe]].t_end <= it[i].t_start) {
 			uint32_t f = end_ord[fe++];
 			uint64_t lo = off[f], hi = off[f] + it[f].size_bytes;
-			uint32_t p = treap_predecessor(&g.by_off, lo, 0);
-			if (p != TREAP_NIL && g.by_off.nodes[p].key_a + g.by_off.nodes[p].key_b == lo) {
-				uint64_t po = g.by_off.nodes[p].key_a, pl = g.by_off.nodes[p].key_b;
-				gap_del(&g, po, pl);
+			size_t p = u64_map_find(&g.by_end, lo);
+			if (p != SIZE_MAX) {
+				uint64_t po = g.by_end.vals[p];
+				gap_del(&g, po, lo - po);
 				lo = po;
 			}
 			if (hi == top) {
 				top = lo;
 				continue;
 			}
-			uint32_t s = treap_lower_bound(&g.by_off, hi, 0);
-			if (s != TREAP_NIL && g.by_off.nodes[s].key_a == hi) {
-				uint64_t sl = g.by_off.nodes[s].key_b;
+			size_t s = u64_map_find(&g.by_start, hi);
+			if (s != SIZE_MAX) {
+				uint64_t sl = g.by_start.vals[s];
 				gap_del(&g, hi, sl);
 				hi += sl;
 			}
@@ -169,7 +310,8 @@ int greedy_linear_scan(const struct plan_item *it, size_t m, uint64_t *off,
 	*arena_bytes = arena;
 
 err_free:
-	treap_destroy(&g.by_off);
+	u64_map_free(&g.by_start);
+	u64_map_free(&g.by_end);
 	treap_destroy(&g.by_len);
 	free(alloc_ord);
 	free(end_ord);

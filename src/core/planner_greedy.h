@@ -12,8 +12,13 @@ struct plan_item {
 	uint64_t seq; /* position in the caller's input: the last tie-break */
 };
 
-/* A deadline on CLOCK_MONOTONIC in seconds; 0 means none. */
+/* Seconds on CLOCK_MONOTONIC, for deadlines. */
 double planner_now_s(void);
+
+/* Stable LSD radix sort of vals[0..n) by keys[0..n) (both permuted together),
+ * O(n) per significant byte: the planner sorts tens of millions of times and
+ * qsort's callbacks dominated. Returns 0 or -ENOMEM. May allocate. */
+int radix_sort_pairs(uint64_t *keys, uint32_t *vals, size_t n);
 
 /* Event-order best fit: walks allocations in start order and keeps the free
  * gaps at the current moment in two ordered sets, so it is O(m log m) whatever

@@ -119,19 +119,3 @@ uint32_t treap_lower_bound(const struct treap *t, uint64_t a, uint64_t b)
 	}
 	return best;
 }
-
-uint32_t treap_predecessor(const struct treap *t, uint64_t a, uint64_t b)
-{
-	uint32_t u = t->root, best = TREAP_NIL;
-
-	while (u != TREAP_NIL) {
-		const struct treap_node *x = &t->nodes[u];
-		if (key_less(x, a, b)) {
-			best = u;
-			u = x->right;
-		} else {
-			u = x->left;
-		}
-	}
-	return best;
-}

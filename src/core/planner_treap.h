@@ -28,5 +28,3 @@ int treap_insert(struct treap *t, uint64_t a, uint64_t b);
 void treap_erase(struct treap *t, uint64_t a, uint64_t b);
 /* The smallest key >= (a, b); returns TREAP_NIL if none. */
 uint32_t treap_lower_bound(const struct treap *t, uint64_t a, uint64_t b);
-/* The largest key < (a, b); returns TREAP_NIL if none. */
-uint32_t treap_predecessor(const struct treap *t, uint64_t a, uint64_t b);
