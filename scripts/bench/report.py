@@ -432,8 +432,11 @@ def main():
         if wl in hit_rates:
             line += " Hit rate %.1f%%." % (100 * hit_rates[wl])
         if prof_ratio.get(wl):
+            m = stat("profiler", wl, "memplan record", "wall")
+            h = stat("profiler", wl, "heaptrack", "wall")
             line += " Recording took %.2f× heaptrack's time (%s)." % (
-                prof_ratio[wl], "slower" if prof_ratio[wl] > 1 else "faster")
+                prof_ratio[wl], "within noise" if overlap(m, h)
+                else "slower" if prof_ratio[wl] > 1 else "faster")
         w(line)
     w("")
     w("## Reading the figures")
