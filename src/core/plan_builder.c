@@ -195,6 +195,13 @@ int plan_builder_replan(struct plan_image *image, const struct planner_options *
 	struct plan_entry *entries;
 	int r;
 
+	/* An in-place entry must continue a block of its own (not another
+	 * continuation), as the builder makes them; the reader checked only bounds. */
+	for (uint64_t i = 0; i < n; i++)
+		if (image->entries[i].in_place_of &&
+		    image->entries[image->entries[i].in_place_of - 1].in_place_of)
+			return -EINVAL;
+
 	entries = malloc((n ? n : 1) * sizeof(*entries));
 	if (!entries)
 		return -ENOMEM;

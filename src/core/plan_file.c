@@ -36,6 +36,15 @@ static int fail(char *why, size_t why_len, int err, const char *fmt, ...)
 	return err;
 }
 
+/* Validation can report each region it has finished reading (see
+ * plan_file_validate_streaming). */
+#define STREAM_CHUNK_BYTES (1u << 20)
+
+struct stream {
+	void (*done)(const void *start, size_t bytes, void *ctx);
+	void *ctx;
+};
+
 /* True if [offset, offset + count * size) lies inside [0, len) and offset is
  * 8-byte aligned, without overflow. */
 static bool table_fits(uint64_t offset, uint64_t count, uint64_t size, uint64_t len)
@@ -62,7 +71,8 @@ static bool is_power_of_two(uint64_t v)
 
 /* Checks one image's tables. base/len is the whole buffer for the reader; for the
  * writer, the tables are checked through the pointers (base NULL). */
-static int image_validate(const struct plan_image *im, uint32_t index, char *why, size_t why_len)
+static int image_validate(const struct plan_image *im, uint32_t index, char *why, size_t why_len,
+			  const struct stream *stream)
 {
 	const struct plan_image_record *r = &im->record;
 	uint64_t expected_entry = 0;
@@ -110,10 +120,15 @@ static int image_validate(const struct plan_image *im, uint32_t index, char *why
 		return fail(why, why_len, -EINVAL, "image %u: sites cover %llu of %llu entries",
 			    index, (unsigned long long)expected_entry,
 			    (unsigned long long)r->entry_count);
+	const uint64_t chunk_entries = STREAM_CHUNK_BYTES / sizeof(struct plan_entry);
 	for (uint32_t s = 0; s < r->site_count; s++) {
 		const struct plan_site *site = &im->sites[s];
 		for (uint64_t k = 0; k < site->entry_count; k++) {
 			const struct plan_entry *e = &im->entries[site->first_entry + k];
+			/* Entries are checked in file order: report each chunk done. */
+			if (stream && (site->first_entry + k) % chunk_entries == chunk_entries - 1)
+				stream->done(e + 1 - chunk_entries,
+					     chunk_entries * sizeof(*e), stream->ctx);
 			if (e->site != s || e->occurrence != k)
 				return fail(why, why_len, -EINVAL,
 					    "image %u: entry %llu is not occurrence %llu of site %u",
@@ -131,10 +146,10 @@ static int image_validate(const struct plan_image *im, uint32_t index, char *why
 				return fail(why, why_len, -EINVAL,
 					    "image %u: entry %llu lies outside the arena", index,
 					    (unsigned long long)(site->first_entry + k));
-			if (e->in_place_of &&
-			    (e->in_place_of > r->entry_count ||
-			     im->entries[e->in_place_of - 1].in_place_of ||
-			     im->entries[e->in_place_of - 1].offset_bytes != e->offset_bytes))
+			/* Only bounds: following the link would touch the file at random
+			 * (and replay never follows it); re-planning checks the rest. */
+			if (e->in_place_of > r->entry_count ||
+			    e->in_place_of == site->first_entry + k + 1)
 				return fail(why, why_len, -EINVAL,
 					    "image %u: entry %llu continues an invalid entry", index,
 					    (unsigned long long)(site->first_entry + k));
@@ -167,7 +182,41 @@ void plan_file_image(const void *buf, uint32_t i, struct plan_image *image)
 	image->entries = (const void *)(base + r->entries_offset);
 }
 
+static int validate(const void *buf, size_t len, char *why, size_t why_len,
+		    const struct stream *stream);
+
 int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len)
+{
+	return validate(buf, len, why, why_len, NULL);
+}
+
+int plan_file_validate_streaming(const void *buf, size_t len, char *why, size_t why_len,
+				 void (*done)(const void *start, size_t bytes, void *ctx),
+				 void *ctx)
+{
+	const struct stream stream = {done, ctx};
+
+	return validate(buf, len, why, why_len, &stream);
+}
+
+/* The checksum of [CHECKSUM_START, len), reported to the stream chunk by chunk. */
+static uint64_t checksum(const char *buf, size_t len, const struct stream *stream)
+{
+	XXH3_state_t state;
+
+	if (!stream)
+		return XXH3_64bits(buf + CHECKSUM_START, len - CHECKSUM_START);
+	XXH3_64bits_reset(&state);
+	for (size_t at = CHECKSUM_START; at < len; at += STREAM_CHUNK_BYTES) {
+		size_t n = len - at < STREAM_CHUNK_BYTES ? len - at : STREAM_CHUNK_BYTES;
+		XXH3_64bits_update(&state, buf + at, n);
+		stream->done(buf + at, n, stream->ctx);
+	}
+	return XXH3_64bits_digest(&state);
+}
+
+static int validate(const void *buf, size_t len, char *why, size_t why_len,
+		    const struct stream *stream)
 {
 	const struct plan_file_header *h = buf;
 	int r;
@@ -190,7 +239,7 @@ int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len)
 	if (h->header_bytes != sizeof(*h) ||
 	    h->image_record_bytes != sizeof(struct plan_image_record))
 		return fail(why, why_len, -EINVAL, "unexpected record sizes");
-	if (XXH3_64bits((const char *)buf + CHECKSUM_START, len - CHECKSUM_START) != h->checksum)
+	if (checksum(buf, len, stream) != h->checksum)
 		return fail(why, why_len, -EINVAL, "checksum mismatch (corrupt file)");
 	if (!table_fits(h->images_offset, h->image_count, sizeof(struct plan_image_record), len))
 		return fail(why, why_len, -EINVAL, "image table out of bounds");
@@ -211,7 +260,7 @@ int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len)
 				len))
 			return fail(why, why_len, -EINVAL, "image %u: table out of bounds", i);
 		plan_file_image(buf, i, &im);
-		r = image_validate(&im, i, why, why_len);
+		r = image_validate(&im, i, why, why_len, stream);
 		if (r < 0)
 			return r;
 	}
@@ -271,7 +320,7 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 
 	memset(l, 0, sizeof(*l));
 	for (uint32_t i = 0; i < image_count; i++) {
-		r = image_validate(&images[i], i, NULL, 0);
+		r = image_validate(&images[i], i, NULL, 0, NULL);
 		if (r < 0)
 			return r;
 	}

@@ -133,6 +133,13 @@ struct plan_image {
  * does not allocate; async-signal-safe. */
 int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len);
 
+/* The same, telling done(start, bytes, ctx) about each region of the buffer it has
+ * finished reading in a pass (about a mebibyte at a time, in order), so that a
+ * caller with the file mapped can give those pages back as validation goes. */
+int plan_file_validate_streaming(const void *buf, size_t len, char *why, size_t why_len,
+				 void (*done)(const void *start, size_t bytes, void *ctx),
+				 void *ctx);
+
 /* The header of a validated buffer. */
 const struct plan_file_header *plan_file_header(const void *buf);
 

@@ -142,6 +142,22 @@ static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *fr
 	return found ? found->index : CALLSITE_UNKNOWN;
 }
 
+/* The mapped plan file. */
+static const char *plan_map;
+static size_t plan_map_bytes;
+
+/* Gives back the pages of the mapped plan from its start up to the end of the
+ * region just read: they are read again from the page cache if needed. Not just
+ * the region itself: a fault may map a whole large folio of the page cache,
+ * reaching back over pages given back before. */
+static void give_back(const void *start, size_t bytes, void *ctx)
+{
+	uintptr_t end = ((uintptr_t)start + bytes) & ~(uintptr_t)4095;
+
+	if (end > (uintptr_t)plan_map)
+		madvise((void *)plan_map, end - (uintptr_t)plan_map, MADV_DONTNEED);
+}
+
 /* Maps and validates the plan file; returns the mapping or NULL after reporting. */
 static const void *map_plan(size_t *len)
 {
@@ -169,7 +185,10 @@ static const void *map_plan(size_t *len)
 		log_error(path, ": cannot map the plan: ", strerror(errno), NULL);
 		return NULL;
 	}
-	r = plan_file_validate(map, (size_t)st.st_size, why, sizeof(why));
+	plan_map = map;
+	plan_map_bytes = (size_t)st.st_size;
+	r = plan_file_validate_streaming(map, (size_t)st.st_size, why, sizeof(why), give_back,
+					 NULL);
 	if (r < 0) {
 		munmap(map, (size_t)st.st_size);
 		log_error(path, ": ", why, "; running on libc", NULL);
@@ -211,9 +230,13 @@ static int index_image(void)
 		item->index = s;
 		HASH_ADD(hh, sites_by_key, key, sizeof(item->key), item);
 	}
+	const uint64_t chunk = (1u << 20) / sizeof(struct plan_entry);
 	for (uint64_t i = 0; i < r->entry_count; i++) {
 		unsigned c = size_class(image.entries[i].size_bytes);
 		size_class_bits[c / 64] |= UINT64_C(1) << (c % 64);
+		if (i % chunk == chunk - 1)
+			give_back(&image.entries[i + 1 - chunk], chunk * sizeof(struct plan_entry),
+				  NULL);
 	}
 	return 0;
 }
@@ -229,8 +252,11 @@ int replay_start(void)
 	if (!plan)
 		return -EINVAL;
 	have_image = find_image(plan);
-	if (!have_image)
+	if (!have_image) {
+		munmap((void *)plan, len);
 		return 0; /* a process the recording did not see: counted as no_plan */
+	}
+	give_back(plan, len, NULL); /* all of it; what replay reads comes back as used */
 	preload_config.depth = image.record.depth;
 	r = index_image();
 	if (r == 0)
@@ -252,6 +278,13 @@ void replay_count_call(void)
 
 	bump(c, &c->calls, 1);
 }
+
+/* The plan stays mapped for the whole run, but each entry is read once: every
+ * PLAN_SWEEP_LOOKUPS entry lookups of a thread, the whole mapping is given back
+ * to the kernel (a reader faults what it needs in again from the page cache), so
+ * even a plan of millions of entries adds only what was read lately to the
+ * program's resident set. */
+#define PLAN_SWEEP_LOOKUPS 16384
 
 /* The entry for the caller's next occurrence, or UINT64_MAX with the miss counted. */
 static uint64_t next_entry(size_t size)
@@ -279,6 +312,9 @@ static uint64_t next_entry(size_t size)
 	 * since plan entries are read once and are rarely in cache. */
 	if (occurrence + 1 < s->entry_count)
 		__builtin_prefetch(&image.entries[s->first_entry + occurrence + 1]);
+	struct replay_counters *c = counters();
+	if (atomic_load_explicit(&c->calls, memory_order_relaxed) % PLAN_SWEEP_LOOKUPS == 0)
+		give_back(plan_map, plan_map_bytes, NULL);
 	return s->first_entry + occurrence;
 }
 
