@@ -15,7 +15,8 @@
 #   BENCH_BUILD_DIR   build directory (default build-bench, reused if present)
 #   BENCH_REV=REV     benchmark the committed revision REV (e.g. HEAD) instead of the
 #                     work tree: it is exported and built afresh in a temporary dir
-#   BENCH_OUT_DIR     where benchmarks.md and benchmarks.svg go (default docs/)
+#   BENCH_OUT_DIR     where benchmarks.md and benchmarks.svg go (default docs/, or
+#                     build-bench-quick/ with BENCH_QUICK=1)
 #   BENCH_NO_INSTALL=1  never call apt-get; fail if something is missing
 #   BENCH_KEEP_DIR=DIR  keep the raw figures (results.tsv, stats, plan summaries) in
 #                     DIR, so the report can be rewritten with scripts/bench/report.py
@@ -29,7 +30,13 @@ else
 	reps=${BENCH_REPS:-5}
 fi
 build=${BENCH_BUILD_DIR:-$root/build-bench}
-out_dir=${BENCH_OUT_DIR:-$root/docs}
+# A smoke run's figures mean little, so by default they do not replace the
+# published ones.
+if [ "$quick" = 1 ]; then
+	out_dir=${BENCH_OUT_DIR:-$root/build-bench-quick}
+else
+	out_dir=${BENCH_OUT_DIR:-$root/docs}
+fi
 
 die() {
 	echo "bench: $*" >&2

@@ -261,6 +261,10 @@ def main():
     w("")
     w("## Method")
     w("")
+    w("- `scripts/bench.sh` installs what it needs, builds memplan in release mode and "
+      "runs everything below. `BENCH_REPS=N` sets the repetitions, `BENCH_QUICK=1` makes "
+      "a short smoke run, `BENCH_REV=REV` measures a committed revision, "
+      "`BENCH_KEEP_DIR=DIR` keeps the raw figures (see the head of the script).")
     w("- Each figure is the median of %s runs, with the minimum and maximum in "
       "brackets. Within a repetition every allocator runs once, one after the other, "
       "and the first allocator rotates between repetitions, so slow drift of the "
