@@ -10,6 +10,7 @@ packages=(
   libdw-dev       # symbolising frames in `memplan show`
   libxxhash-dev   # checksums and call-site hashes
   time            # /usr/bin/time: peak RSS in the demo
+  clang           # libFuzzer, for scripts/fuzz.sh
   # Real programs the tests run under record and replay:
   sqlite3 jq perl gzip git python3 binutils
 )
