@@ -1,11 +1,14 @@
 /* `memplan plan`: solve a packing instance offline.
  *
  *   memplan plan --csv IN [-o OUT] [--time-limit SECONDS] [--capacity BYTES] [--threads N]
+ *   memplan plan PLAN -o PLAN2 [--time-limit SECONDS] [--threads N]
  *
  * reads a MiniMalloc CSV instance, plans it, checks the plan with the independent
  * checker (always: a planner bug must never reach the output silently), and writes
  * the rows with an offset column to OUT (atomically) or to stdout. The figures go
- * to stderr. The default time limit is 10 s: enough for the exact search to settle
+ * to stderr. The second form re-plans every image of a recorded plan file with the
+ * same engine (recording plans within a small budget) and writes a new plan file,
+ * keeping an image's old layout where the new one would not be smaller. The default time limit is 10 s: enough for the exact search to settle
  * the small hard instances, short enough to run by hand.
  *
  * Each input kind has its own *_main function; the option parser only decides
@@ -23,12 +26,15 @@
 #include "checker.h"
 #include "commands.h"
 #include "csv_instance.h"
+#include "plan_builder.h"
+#include "plan_file.h"
 #include "planner.h"
 
 #define PLAN_DEFAULT_TIME_LIMIT_S 10.0
 
 struct plan_args {
 	const char *csv_path;
+	const char *plan_path;
 	const char *out_path;
 	double time_limit_s;
 	uint64_t capacity_bytes;
@@ -39,6 +45,7 @@ static void plan_usage(FILE *f)
 {
 	fprintf(f, "usage: memplan plan --csv IN [-o OUT] [--time-limit SECONDS]"
 		   " [--capacity BYTES] [--threads N]\n"
+		   "       memplan plan PLAN -o PLAN2 [--time-limit SECONDS] [--threads N]\n"
 		   "  Plans a MiniMalloc CSV instance (id,lower,upper,size[,alignment]) and\n"
 		   "  writes it back with an offset column (stdout without -o).\n"
 		   "  --time-limit  seconds of improvement after the first plan (default %.0f;"
@@ -71,6 +78,70 @@ static void plan_progress(void *ctx, uint64_t best_bytes, uint64_t lower_bound_b
 		lower_bound_bytes ? (double)best_bytes / (double)lower_bound_bytes : 1.0,
 		elapsed_s);
 	fflush(stderr);
+}
+
+/* Re-plans each image of a plan file; the better of old and new layout is kept. */
+static int plan_file_main(const struct plan_args *a)
+{
+	struct planner_options opt = {.time_limit_s = a->time_limit_s, .threads = a->threads};
+	struct plan_entry **replanned = NULL;
+	struct plan_image *images = NULL;
+	char why[256];
+	void *buf;
+	size_t len;
+	int r, status = 1;
+
+	if (!a->out_path) {
+		fprintf(stderr, "memplan: plan: -o PLAN2 is required with a plan file\n");
+		plan_usage(stderr);
+		return 2;
+	}
+	if (plan_file_load(a->plan_path, &buf, &len, why, sizeof(why)) < 0) {
+		fprintf(stderr, "memplan: %s: %s\n", a->plan_path, why);
+		return 1;
+	}
+	uint32_t n = plan_file_header(buf)->image_count;
+	images = calloc(n ? n : 1, sizeof(*images));
+	replanned = calloc(n ? n : 1, sizeof(*replanned));
+	if (!images || !replanned) {
+		fprintf(stderr, "memplan: out of memory\n");
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct plan_image *im = &images[i];
+		plan_file_image(buf, i, im);
+		struct plan_image before = *im;
+		r = plan_builder_replan(im, &opt, &replanned[i]);
+		if (r < 0) {
+			fprintf(stderr, "memplan: %s: image %u: cannot re-plan: %s\n", a->plan_path, i,
+				strerror(-r));
+			goto out;
+		}
+		if (im->record.arena_bytes >= before.record.arena_bytes)
+			*im = before;
+		fprintf(stderr,
+			"memplan: %s: %" PRIu64 " allocations, arena %" PRIu64 " -> %" PRIu64
+			" bytes, lower bound %" PRIu64 " (x%.4f)\n",
+			im->strings + im->record.exe_path_offset, im->record.entry_count,
+			before.record.arena_bytes, im->record.arena_bytes,
+			im->record.lower_bound_bytes,
+			im->record.lower_bound_bytes
+				? (double)im->record.arena_bytes / (double)im->record.lower_bound_bytes
+				: 1.0);
+	}
+	r = plan_file_write(a->out_path, images, n, plan_file_header(buf)->record_id);
+	if (r < 0) {
+		fprintf(stderr, "memplan: %s: cannot write: %s\n", a->out_path, strerror(-r));
+		goto out;
+	}
+	status = 0;
+out:
+	for (uint32_t i = 0; replanned && i < n; i++)
+		free(replanned[i]);
+	free(replanned);
+	free(images);
+	free(buf);
+	return status;
 }
 
 static int plan_csv_main(const struct plan_args *a)
@@ -169,7 +240,7 @@ int cmd_plan(int argc, char **argv)
 	int c;
 
 	optind = 0; /* glibc: full reset, the dispatcher may have parsed already */
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			a.csv_path = optarg;
@@ -207,13 +278,17 @@ int cmd_plan(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "memplan: plan: unexpected argument '%s'\n", argv[optind]);
+	if (optind < argc)
+		a.plan_path = argv[optind++];
+	if (optind < argc || (a.plan_path && a.csv_path)) {
+		fprintf(stderr, "memplan: plan: unexpected argument '%s'\n", argv[optind - 1]);
 		plan_usage(stderr);
 		return 2;
 	}
+	if (a.plan_path)
+		return plan_file_main(&a);
 	if (!a.csv_path) {
-		fprintf(stderr, "memplan: plan: --csv IN is required\n");
+		fprintf(stderr, "memplan: plan: --csv IN or a PLAN file is required\n");
 		plan_usage(stderr);
 		return 2;
 	}

@@ -193,7 +193,7 @@ static enum preload_mode read_environment(void)
 		preload_config.depth = (unsigned)v;
 	}
 
-	preload_config.plan_seconds = 0.1;
+	preload_config.plan_seconds = 0.25;
 	s = getenv("MEMPLAN_PLAN_SECONDS");
 	if (s && *s) {
 		char *end;

@@ -87,4 +87,18 @@ assert d["arena_bytes"] == sum(i["arena_bytes"] for i in d["images"])
 status 0 "$MEMPLAN" show "$WORK/multi.plan"
 grep -q "lower bound:" "$WORK/out" || fail "show text has no lower bound"
 grep -q "top call sites" "$WORK/out" || fail "show text has no top call sites"
+# Re-planning a recorded plan: never larger, still valid, still replays.
+status 0 "$MEMPLAN" record -o "$WORK/threads.plan" -- "$PROGRAMS/pattern_threads" 1 30000
+status 0 "$MEMPLAN" plan "$WORK/threads.plan" -o "$WORK/threads2.plan" --time-limit 2
+grep -q "arena .* -> .* bytes" "$WORK/err" || fail "plan PLAN printed no figures: $(cat "$WORK/err")"
+status 0 "$MEMPLAN" show --json "$WORK/threads.plan"
+before=$(python3 -S -c 'import json,sys; print(json.load(sys.stdin)["arena_bytes"])' <"$WORK/out")
+status 0 "$MEMPLAN" show --json "$WORK/threads2.plan"
+after=$(python3 -S -c 'import json,sys; print(json.load(sys.stdin)["arena_bytes"])' <"$WORK/out")
+[ "$after" -le "$before" ] || fail "re-planning made the arena larger: $before -> $after"
+"$PROGRAMS/pattern_threads" 1 30000 >"$WORK/threads.plain"
+status 0 "$MEMPLAN" replay -p "$WORK/threads2.plan" --stats "$WORK/t.jsonl" -- "$PROGRAMS/pattern_threads" 1 30000
+cmp -s "$WORK/out" "$WORK/threads.plain" || fail "the re-planned plan changed the output"
+status 2 "$MEMPLAN" plan "$WORK/threads.plan"
+status 1 "$MEMPLAN" plan "$WORK/junk.plan" -o "$WORK/x.plan"
 echo "cli: ok"
