@@ -34,16 +34,48 @@ static int improve(struct block *blocks, uint64_t n, const struct planner_option
 	return r;
 }
 
-/* Plans entries[0..n) in place. Offsets are rounded to the replay granule so that
- * replay can track occupancy per granule: every block is planned with at least
- * granule alignment and a granule-multiple size. An in-place realloc entry takes no
- * space: its block's lifetime is stretched over it and it gets the same offset.
- * The event packer always runs (it is linear and gives the lower bound); the
- * planner proper improves on it if the budget allows, or always if asked. */
-static int plan_entries(struct plan_entry *entries, uint64_t n, const struct planner_options *opt,
-			bool always_improve, struct plan_image_record *rec)
+/* Packs blocks[0..n): the event packer always (it is linear and gives the lower
+ * bound), then the planner proper if the budget allows, or always if asked; the
+ * smaller arena wins. Sets the record's arena and lower bound. */
+static int pack_blocks(struct block *blocks, uint64_t n, const struct planner_options *opt,
+		       bool always_improve, struct plan_image_record *rec)
 {
 	uint64_t arena_bytes, lower_bound_bytes;
+	int r;
+
+	r = event_packer_pack(blocks, (size_t)n, &arena_bytes, &lower_bound_bytes);
+	if (r == 0 && arena_bytes > lower_bound_bytes && opt &&
+	    (always_improve || (double)n <= opt->time_limit_s * PLANNER_BLOCKS_PER_SECOND))
+		r = improve(blocks, n, opt, &arena_bytes);
+	if (r < 0)
+		return r;
+	rec->arena_bytes = arena_bytes;
+	rec->lower_bound_bytes = lower_bound_bytes;
+	return 0;
+}
+
+/* The block an entry (or allocation) takes: rounded to the replay granule, since
+ * replay tracks occupancy per granule, and at least granule-aligned. An in-place
+ * realloc takes no space (size 0 conflicts with nothing): its block's lifetime is
+ * stretched over it instead, and it shares its block's offset. */
+static struct block block_of(uint64_t size_bytes, uint64_t align_bytes, uint64_t t_start,
+			     uint64_t t_end, bool in_place)
+{
+	if (in_place)
+		return (struct block){0, t_start, t_end, 0, 1};
+	return (struct block){
+		.size_bytes = (size_bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES *
+			      PLAN_GRANULE_BYTES,
+		.t_start = t_start,
+		.t_end = t_end,
+		.align_bytes = align_bytes > PLAN_GRANULE_BYTES ? align_bytes : PLAN_GRANULE_BYTES,
+	};
+}
+
+/* Re-plans entries[0..n) in place (entry order). */
+static int plan_entries(struct plan_entry *entries, uint64_t n, const struct planner_options *opt,
+			struct plan_image_record *rec)
+{
 	struct block *blocks;
 	int r;
 
@@ -51,40 +83,16 @@ static int plan_entries(struct plan_entry *entries, uint64_t n, const struct pla
 	if (!blocks)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++) {
-		struct plan_entry *root;
-		if (!entries[i].in_place_of)
-			continue;
-		root = &entries[entries[i].in_place_of - 1];
-		if (entries[i].t_end > root->t_end)
-			root->t_end = entries[i].t_end;
-	}
-	for (uint64_t i = 0; i < n; i++) {
 		const struct plan_entry *e = &entries[i];
-		if (e->in_place_of) {
-			/* Zero size: conflicts with nothing; the offset is set below. */
-			blocks[i] = (struct block){0, e->t_start, e->t_end, 0, 1};
-			continue;
-		}
-		uint64_t granules = (e->size_bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES;
-		blocks[i].size_bytes = granules * PLAN_GRANULE_BYTES;
-		blocks[i].t_start = e->t_start;
-		blocks[i].t_end = e->t_end;
-		blocks[i].align_bytes =
-			e->align_bytes > PLAN_GRANULE_BYTES ? e->align_bytes : PLAN_GRANULE_BYTES;
+		blocks[i] = block_of(e->size_bytes, e->align_bytes, e->t_start, e->t_end,
+				     e->in_place_of != 0);
 	}
-	r = event_packer_pack(blocks, (size_t)n, &arena_bytes, &lower_bound_bytes);
-	if (r == 0 && arena_bytes > lower_bound_bytes && opt &&
-	    (always_improve || (double)n <= opt->time_limit_s * PLANNER_BLOCKS_PER_SECOND))
-		r = improve(blocks, n, opt, &arena_bytes);
-	if (r < 0)
-		goto out;
-	for (uint64_t i = 0; i < n; i++)
-		entries[i].offset_bytes = entries[i].in_place_of
-						  ? blocks[entries[i].in_place_of - 1].offset_bytes
-						  : blocks[i].offset_bytes;
-	rec->arena_bytes = arena_bytes;
-	rec->lower_bound_bytes = lower_bound_bytes;
-out:
+	r = pack_blocks(blocks, n, opt, true, rec);
+	if (r == 0)
+		for (uint64_t i = 0; i < n; i++)
+			entries[i].offset_bytes = entries[i].in_place_of
+							  ? blocks[entries[i].in_place_of - 1].offset_bytes
+							  : blocks[i].offset_bytes;
 	free(blocks);
 	return r;
 }
@@ -113,6 +121,7 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 	struct plan_entry *entries;
 	uint64_t *next; /* per site: where its next entry goes */
 	uint64_t *entry_of = NULL, *root_of = NULL; /* per alloc: its entry, its chain root */
+	struct block *blocks = NULL;
 	int r = -ENOMEM;
 
 	for (uint64_t i = 0; i < alloc_count; i++)
@@ -125,7 +134,8 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 	next = calloc(site_count ? site_count : 1, sizeof(*next));
 	entry_of = malloc((alloc_count ? alloc_count : 1) * sizeof(*entry_of));
 	root_of = malloc((alloc_count ? alloc_count : 1) * sizeof(*root_of));
-	if (!sites || !entries || !next || !entry_of || !root_of)
+	blocks = malloc((alloc_count ? alloc_count : 1) * sizeof(*blocks));
+	if (!sites || !entries || !next || !entry_of || !root_of || !blocks)
 		goto err_free;
 
 	/* Counting sort by site; stable, so occurrence order is allocation order. */
@@ -141,34 +151,41 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 		next[s] = first;
 		first += sites[s].entry_count;
 	}
+	/* Blocks in allocation order: the packer then walks them mostly in order. */
 	for (uint64_t i = 0; i < alloc_count; i++) {
 		const struct recorded_alloc *a = &allocs[i];
-		uint64_t at = next[a->site]++;
+		/* A realloc that fits the block it came from stays there in replay
+		 * (the block's size is its root's, rounded to granules). */
+		root_of[i] = i;
+		if (a->realloc_of != RECORDED_NOT_REALLOC &&
+		    granules(a->size_bytes) <= granules(allocs[root_of[a->realloc_of]].size_bytes))
+			root_of[i] = root_of[a->realloc_of];
+		blocks[i] = block_of(a->size_bytes, a->align_bytes, a->t_start, a->t_end,
+				     root_of[i] != i);
+		if (root_of[i] != i && a->t_end > blocks[root_of[i]].t_end)
+			blocks[root_of[i]].t_end = a->t_end;
+	}
+	r = pack_blocks(blocks, alloc_count, opt, false, &image->record);
+	if (r < 0)
+		goto err_free;
+
+	for (uint64_t i = 0; i < alloc_count; i++) {
+		const struct recorded_alloc *a = &allocs[i];
+		uint64_t at = next[a->site]++, root = root_of[i];
+		entry_of[i] = at;
 		entries[at] = (struct plan_entry){
 			.site = a->site,
 			.occurrence = (uint32_t)(at - sites[a->site].first_entry),
 			.size_bytes = a->size_bytes,
+			.offset_bytes = blocks[root].offset_bytes,
 			.t_start = a->t_start,
-			.t_end = a->t_end,
+			.t_end = root == i ? blocks[i].t_end : a->t_end,
 			.align_bytes = a->align_bytes,
+			.in_place_of = root == i ? 0 : entry_of[root] + 1,
 		};
-		entry_of[i] = at;
-		/* A realloc that fits the block it came from stays there in replay. */
-		root_of[i] = i;
-		if (a->realloc_of != RECORDED_NOT_REALLOC) {
-			uint64_t root = root_of[a->realloc_of];
-			/* Replay keeps it in place if it fits the block, whose size is
-			 * the root's rounded to granules. */
-			if (granules(a->size_bytes) <= granules(allocs[root].size_bytes)) {
-				root_of[i] = root;
-				entries[at].in_place_of = entry_of[root] + 1;
-			}
-		}
 	}
 
-	r = plan_entries(entries, alloc_count, opt, false, &image->record);
-	if (r < 0)
-		goto err_free;
+	free(blocks);
 	free(root_of);
 	free(entry_of);
 	free(next);
@@ -180,6 +197,7 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 	return 0;
 
 err_free:
+	free(blocks);
 	free(root_of);
 	free(entry_of);
 	free(next);
@@ -207,7 +225,7 @@ int plan_builder_replan(struct plan_image *image, const struct planner_options *
 		return -ENOMEM;
 	if (n)
 		memcpy(entries, image->entries, n * sizeof(*entries));
-	r = plan_entries(entries, n, opt, true, &image->record);
+	r = plan_entries(entries, n, opt, &image->record);
 	if (r < 0) {
 		free(entries);
 		return r;
