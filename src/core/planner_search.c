@@ -16,8 +16,8 @@
  * (a round robin, so that one unlucky ranking does not eat the budget).
  *
  * Optimisation on top: one thread asks for the target (usually the lower bound),
- * the other bisects between the target and the best height known with growing
- * node budgets. Each thread's run is deterministic given its budget; the answer
+ * the other bisects between the target and the best height known, with a node
+ * budget per probe that grows each time the bisection closes. Each thread's run is deterministic given its budget; the answer
  * is the lower of the two, ties going to the first thread. */
 #define _GNU_SOURCE
 #include "planner_search.h"
@@ -119,7 +119,7 @@ struct undo {
 struct search_state {
 	const struct search_tables *t;
 	uint32_t *rank; /* static rank, re-ranked inside decomposed groups */
-	int ranking, nrankings;
+	int ranking;
 	uint64_t cap;
 	uint64_t *off, *minoff, *floor, *total, *sol, *peak;
 	uint32_t *cuts, *stamp;
@@ -715,23 +715,29 @@ static enum search_status run_once(struct search_state *s, uint64_t cap, int ran
 	return search(s, items, t->m, 0, t->nsec, 0, 0);
 }
 
-/* Round robin over rankings with doubling node limits, up to max_limit per run.
- * Returns FOUND (plan in s->sol), NOT_FOUND (proven: no canonical plan fits, so
- * no plan fits) or ABORTED (limits or deadline). */
-static enum search_status probe(struct search_state *s, uint64_t cap, int64_t max_limit)
+/* Round robin over rankings and both section granularities (st[0] fine, st[1]
+ * coarse) with doubling node limits, up to max_limit per run. Returns FOUND (plan
+ * in *sol), NOT_FOUND (proven: no canonical plan fits, so no plan fits) or
+ * ABORTED (limits or deadline). */
+static enum search_status probe(struct search_state *st, uint64_t cap, int64_t max_limit,
+				const uint64_t **sol)
 {
-	int64_t limit = s->t->m;
+	int64_t limit = st[0].t->m;
 
 	for (;;) {
 		if (limit < INT64_MAX / 2)
 			limit *= 2;
 		if (limit > max_limit)
 			return ABORTED;
-		for (int r = 0; r < s->nrankings; r++) {
-			enum search_status st = run_once(s, cap, r, limit);
-			if (st != ABORTED || s->aborted || planner_now_s() > s->deadline_s ||
-			    (s->stop && atomic_load(s->stop)))
-				return st;
+		for (int r = 0; r < SEARCH_RANKINGS; r++) {
+			for (int g = 0; g < 2; g++) {
+				struct search_state *s = &st[g];
+				enum search_status res = run_once(s, cap, r, limit);
+				*sol = s->sol;
+				if (res != ABORTED || s->aborted || planner_now_s() > s->deadline_s ||
+				    (s->stop && atomic_load(s->stop)))
+					return res;
+			}
 		}
 	}
 }
@@ -747,7 +753,7 @@ static uint64_t plan_height(const struct plan_item *it, size_t m, const uint64_t
 }
 
 struct search_job {
-	const struct search_tables *t;
+	const struct search_tables *t[2]; /* fine, coarse */
 	const struct search_params *params;
 	atomic_int *stop;
 	int bisect;          /* 0: ask for the target; 1: bisect above it */
@@ -760,28 +766,34 @@ struct search_job {
 static void *search_worker(void *arg)
 {
 	struct search_job *job = arg;
-	const struct search_tables *t = job->t;
+	const struct search_tables *t = job->t[0];
 	uint64_t target = job->params->target_bytes, g = t->gran;
-	struct search_state s;
+	struct search_state st[2];
+	const uint64_t *sol = NULL;
+	int aborted = 0;
 
 	job->best = UINT64_MAX;
-	job->ret = state_init(&s, t);
+	job->ret = state_init(&st[0], job->t[0]);
 	if (job->ret)
 		return NULL;
-	s.deadline_s = job->params->deadline_s;
-	s.stop = job->stop;
-	s.nrankings = SEARCH_RANKINGS;
+	job->ret = state_init(&st[1], job->t[1]);
+	if (job->ret) {
+		state_free(&st[0]);
+		return NULL;
+	}
+	for (int k = 0; k < 2; k++) {
+		st[k].deadline_s = job->params->deadline_s;
+		st[k].stop = job->stop;
+	}
 
 	if (!job->bisect) {
-		enum search_status st = probe(&s, target, INT64_MAX);
-		if (st == FOUND) {
-			job->best = plan_height(t->it, t->m, s.sol);
-			memcpy(job->best_off, s.sol, t->m * sizeof(uint64_t));
+		enum search_status res = probe(st, target, INT64_MAX, &sol);
+		if (res == FOUND) {
+			job->best = plan_height(t->it, t->m, sol);
+			memcpy(job->best_off, sol, t->m * sizeof(uint64_t));
 			atomic_store(job->stop, 1);
 		}
-		job->ret = s.aborted < 0 ? s.aborted : 0;
-		state_free(&s);
-		return NULL;
+		goto out;
 	}
 
 	uint64_t best = job->start_best;
@@ -789,22 +801,24 @@ static void *search_worker(void *arg)
 	/* Round the target up to the granularity: heights are multiples of it. */
 	uint64_t floor_cap = (target + g - 1) / g * g;
 	uint64_t lo = floor_cap + g;
-	while (planner_now_s() < s.deadline_s && !atomic_load(job->stop) && !s.aborted) {
+	while (planner_now_s() < job->params->deadline_s && !atomic_load(job->stop) &&
+	       !st[0].aborted && !st[1].aborted) {
 		if (best <= floor_cap || best < g)
 			break;
 		uint64_t hi = best - g;
 		if (lo > hi) {
 			/* Bisection closed under this budget: widen it and start over. */
-			budget *= 4;
+			if (budget < INT64_MAX / 4)
+				budget *= 4;
 			lo = floor_cap + g;
 			continue;
 		}
 		uint64_t mid = lo + (hi - lo) / 2 / g * g;
-		enum search_status st = probe(&s, mid, budget);
-		if (st == FOUND) {
-			best = plan_height(t->it, t->m, s.sol);
+		enum search_status res = probe(st, mid, budget, &sol);
+		if (res == FOUND) {
+			best = plan_height(t->it, t->m, sol);
 			job->best = best;
-			memcpy(job->best_off, s.sol, t->m * sizeof(uint64_t));
+			memcpy(job->best_off, sol, t->m * sizeof(uint64_t));
 			if (best <= target)
 				atomic_store(job->stop, 1);
 		} else {
@@ -815,15 +829,18 @@ static void *search_worker(void *arg)
 					      job->params->lower_bound_bytes,
 					      planner_now_s() - job->params->t0_s);
 	}
-	job->ret = s.aborted < 0 ? s.aborted : 0;
-	state_free(&s);
+out:
+	aborted = st[0].aborted < 0 ? st[0].aborted : st[1].aborted;
+	job->ret = aborted < 0 ? aborted : 0;
+	state_free(&st[0]);
+	state_free(&st[1]);
 	return NULL;
 }
 
 int search_improve(const struct plan_item *it, size_t m, const struct search_params *params,
 		   uint64_t *off, uint64_t *arena_bytes)
 {
-	struct search_tables t;
+	struct search_tables t[2];
 	struct search_job jobs[2];
 	atomic_int stop = 0;
 	pthread_t tid;
@@ -838,11 +855,16 @@ int search_improve(const struct plan_item *it, size_t m, const struct search_par
 			pairs++;
 	if (pairs > SEARCH_MAX_PAIRS)
 		return 0;
-	ret = tables_build(&t, it, m, 1);
+	ret = tables_build(&t[0], it, m, 1);
 	if (ret)
 		return ret;
+	ret = tables_build(&t[1], it, m, 0);
+	if (ret) {
+		tables_free(&t[0]);
+		return ret;
+	}
 	for (int j = 0; j < 2; j++) {
-		jobs[j] = (struct search_job){&t, params, &stop, j, *arena_bytes, UINT64_MAX,
+		jobs[j] = (struct search_job){{&t[0], &t[1]}, params, &stop, j, *arena_bytes, UINT64_MAX,
 					      malloc(m * sizeof(uint64_t)), 0};
 		if (!jobs[j].best_off)
 			ret = -ENOMEM;
@@ -881,6 +903,7 @@ int search_improve(const struct plan_item *it, size_t m, const struct search_par
 err_free:
 	for (int j = 0; j < 2; j++)
 		free(jobs[j].best_off);
-	tables_free(&t);
+	tables_free(&t[0]);
+	tables_free(&t[1]);
 	return ret;
 }
