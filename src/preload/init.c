@@ -45,10 +45,15 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE,  SIGILL,  SIGABRT, 
 void preload_finish(bool from_signal)
 {
 	int mode = preload_mode_now();
+	sigset_t all, old;
 
 	if (mode == PRELOAD_OFF || getpid() != owner_pid ||
 	    atomic_flag_test_and_set(&finish_started))
 		return;
+	/* A signal now would end the process in the middle of writing and leave a
+	 * stray temporary file: hold them until the plan is in place. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	guard_enter();
 	if (mode == PRELOAD_RECORD) {
 		/* Stop recording first: the plan describes what ran until now. */
@@ -58,6 +63,7 @@ void preload_finish(bool from_signal)
 		replay_finish();
 	}
 	guard_leave();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void on_fatal_signal(int sig)
