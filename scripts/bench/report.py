@@ -136,12 +136,13 @@ def read_sizes(path):
 
 
 def svg_chart(meta, rows, workloads, allocators, path):
-    """Two panels, time and peak RSS, each bar the ratio of an allocator's median to
+    """Three panels, wall time, CPU time and peak RSS, each bar the ratio of an allocator's median to
     glibc's on a log2 axis (bars grow up when worse, down when better), with min-max
     whiskers and the ratio printed."""
     width, panel_h, top, left, right = 960, 300, 70, 70, 20
     gap = 60
-    height = top + 2 * panel_h + gap + 80
+    panels = (("wall", "Wall time"), ("cpu", "CPU time (user + system)"), ("rss_mib", "Peak RSS"))
+    height = top + len(panels) * panel_h + (len(panels) - 1) * gap + 80
     plot_w = width - left - right
     lo_exp, hi_exp = -3, 5  # 1/8x .. 32x
     out = []
@@ -163,7 +164,7 @@ def svg_chart(meta, rows, workloads, allocators, path):
 
     group_w = plot_w / len(workloads)
     bar_w = group_w * 0.8 / len(allocators)
-    for p, (metric, title) in enumerate((("wall", "Wall time"), ("rss_mib", "Peak RSS"))):
+    for p, (metric, title) in enumerate(panels):
         y0 = top + p * (panel_h + gap)
         out.append('<text x="%d" y="%d" font-size="13" font-weight="bold">%s</text>'
                    % (left, y0 - 8, title))
@@ -202,7 +203,7 @@ def svg_chart(meta, rows, workloads, allocators, path):
                 ty = ym - 4 if med >= 1 else ym + 12
                 out.append('<text x="%.1f" y="%.1f" text-anchor="middle" font-size="9">'
                            '%.2f</text>' % (cx, ty, med))
-    ly = top + 2 * panel_h + gap + 45
+    ly = top + len(panels) * panel_h + (len(panels) - 1) * gap + 45
     for a, alloc in enumerate(allocators):
         x = left + a * 150
         out.append('<rect x="%d" y="%d" width="14" height="14" fill="%s"/>'
@@ -322,7 +323,7 @@ def main():
     w("Hit rate: allocation calls served from the arena, over all calls, summed over "
       "the process images of a run (median over runs). Arena and lower bound come "
       "from `memplan show --json` of the plan (the lower bound is the most bytes live "
-      "at once). The plan file is read at start-up, so its size counts in memplan's RSS.")
+      "at once).")
     w("")
     w("| workload | allocation calls | hit rate | misses by reason | arena | lower bound "
       "| arena / lower bound | plan file | memplan peak RSS | smallest peer peak RSS |")
@@ -445,14 +446,14 @@ def main():
     w("")
     w("## Reading the figures")
     w("")
-    w("- memplan replay must know each allocation's call site, so an allocation whose "
-      "size class appears in the plan costs a stack capture and a lookup before the "
-      "arena is touched. Programs made of millions of small, short-lived allocations "
-      "(churn, sqlite3) pay this on every call, which general-purpose allocators do not.")
-    w("- The plan holds one entry per recorded allocation and replay maps and checksums "
-      "the whole file at start-up, so its pages count in the resident set. With millions "
-      "of allocations the plan file, not the arena, dominates memplan's peak RSS: compare "
-      "the plan file and arena columns.")
+    w("- memplan replay must identify each allocation's call site and occurrence before "
+      "it can use the arena, work that a general-purpose allocator's fast path does not "
+      "do. Programs made of millions of small, short-lived allocations (churn, sqlite3) "
+      "pay it on every call.")
+    w("- The plan holds one entry per recorded allocation (the plan file column). Replay "
+      "maps it and reads it as the program runs; whatever of it is resident counts in "
+      "memplan's peak RSS, along with the arena, which is why that RSS can exceed the "
+      "arena by much more than the program's other memory.")
     w("- Where allocations are few and large (layers), the arena is mapped once and its "
       "pages stay resident, so the program neither waits for the allocator nor "
       "page-faults again in later iterations.")
@@ -483,7 +484,7 @@ def main():
     w("")
     w("## Plot")
     w("")
-    w("![Wall time and peak RSS relative to glibc](benchmarks.svg)")
+    w("![Wall time, CPU time and peak RSS relative to glibc](benchmarks.svg)")
     w("")
 
     with open(args.markdown, "w") as f:
