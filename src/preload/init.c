@@ -38,8 +38,13 @@ struct preload_config preload_config;
 static pid_t owner_pid;
 static atomic_flag finish_started = ATOMIC_FLAG_INIT;
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE,  SIGILL,  SIGABRT, SIGTRAP,
-				    SIGSYS,  SIGTERM, SIGINT, SIGHUP,  SIGQUIT, SIGPIPE,
+/* Signals whose default action ends the process, and after which the plan is
+ * written. Not SIGINT and SIGQUIT: shells and interpreters look at their
+ * disposition at start-up to decide how to behave (CPython raises
+ * KeyboardInterrupt only if SIGINT was at its default), and memplan must not change
+ * what a program does. A C program killed by ^C therefore leaves no plan. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,  SIGABRT,
+				    SIGTRAP, SIGSYS,  SIGTERM, SIGHUP,  SIGPIPE,
 				    SIGXCPU, SIGXFSZ, SIGALRM, SIGUSR1, SIGUSR2};
 
 void preload_finish(bool from_signal)

@@ -61,4 +61,9 @@ unset PERL_HASH_SEED
 run_case gzip sh -c "gzip -c '$WORK/nums.txt' | gzip -dc | sort | md5sum"
 run_case gcc sh -c "cd '$WORK' && gcc -O2 -c hello.c -o hello.o && md5sum < hello.o"
 run_case git git -C "$WORK/repo" write-tree
+# memplan leaves SIGINT alone, so CPython still turns ^C into KeyboardInterrupt.
+run_plain sigint python3 -c 'import signal; print(signal.getsignal(signal.SIGINT))'
+run_record sigint python3 -c 'import signal; print(signal.getsignal(signal.SIGINT))'
+same_as_plain sigint record
+grep -q default_int_handler "$WORK/sigint.record.out" || fail "python3 lost its SIGINT handler"
 echo "all real programs behave identically under record and replay"
