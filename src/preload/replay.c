@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
@@ -33,12 +34,13 @@ enum miss_reason {
 	MISS_SIZE_TOO_LARGE,
 	MISS_ALIGNMENT,
 	MISS_SLOT_BUSY,
+	MISS_PLAN_UNREADABLE,
 	MISS_COUNT
 };
 
 static const char *const miss_names[MISS_COUNT] = {
 	"no_plan",   "size_unplanned", "unknown_site", "occurrence_beyond",
-	"size_too_large", "alignment",   "slot_busy",
+	"size_too_large", "alignment",   "slot_busy",  "plan_unreadable",
 };
 
 #define SIZE_CLASSES 512
@@ -142,9 +144,14 @@ static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *fr
 	return found ? found->index : CALLSITE_UNKNOWN;
 }
 
-/* The mapped plan file. */
+struct entry_window;
+
+/* The mapped plan file, and its descriptor for reading entries (read_entry). */
 static const char *plan_map;
-static size_t plan_map_bytes;
+static int plan_fd = -1;
+static uint64_t entries_file_offset;
+static struct entry_window *_Atomic *windows; /* per site, made on first use */
+static pthread_mutex_t windows_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Gives back the pages of the mapped plan from its start up to the end of the
  * region just read: they are read again from the page cache if needed. Not just
@@ -180,20 +187,21 @@ static const void *map_plan(size_t *len)
 		return NULL;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
 	if (map == MAP_FAILED) {
+		close(fd);
 		log_error(path, ": cannot map the plan: ", strerror(errno), NULL);
 		return NULL;
 	}
 	plan_map = map;
-	plan_map_bytes = (size_t)st.st_size;
 	r = plan_file_validate_streaming(map, (size_t)st.st_size, why, sizeof(why), give_back,
 					 NULL);
 	if (r < 0) {
 		munmap(map, (size_t)st.st_size);
+		close(fd);
 		log_error(path, ": ", why, "; running on libc", NULL);
 		return NULL;
 	}
+	plan_fd = fd; /* kept open: entries are read with pread (see read_entry) */
 	*len = (size_t)st.st_size;
 	return map;
 }
@@ -216,8 +224,10 @@ static int index_image(void)
 	const struct plan_image_record *r = &image.record;
 
 	occurrences = __libc_calloc(r->site_count ? r->site_count : 1, sizeof(*occurrences));
-	if (!occurrences)
+	windows = __libc_calloc(r->site_count ? r->site_count : 1, sizeof(*windows));
+	if (!occurrences || !windows)
 		return -ENOMEM;
+	entries_file_offset = r->entries_offset;
 	for (uint32_t s = 0; s < r->site_count; s++) {
 		struct site_index *found, *item;
 		HASH_FIND(hh, sites_by_key, &image.sites[s].key, sizeof(uint64_t), found);
@@ -254,6 +264,8 @@ int replay_start(void)
 	have_image = find_image(plan);
 	if (!have_image) {
 		munmap((void *)plan, len);
+		close(plan_fd);
+		plan_fd = -1;
 		return 0; /* a process the recording did not see: counted as no_plan */
 	}
 	give_back(plan, len, NULL); /* all of it; what replay reads comes back as used */
@@ -279,62 +291,116 @@ void replay_count_call(void)
 	bump(c, &c->calls, 1);
 }
 
-/* The plan stays mapped for the whole run, but each entry is read once: every
- * PLAN_SWEEP_LOOKUPS entry lookups of a thread, the whole mapping is given back
- * to the kernel (a reader faults what it needs in again from the page cache), so
- * even a plan of millions of entries adds only what was read lately to the
- * program's resident set. */
-#define PLAN_SWEEP_LOOKUPS 16384
+/* Entries are not read through the mapping: a fault there may map a whole large
+ * folio of the page cache, and a plan of millions of entries, each read once,
+ * would pile up in the program's resident set. Each site instead reads its
+ * entries with pread, a window at a time, in occurrence order, into a small
+ * buffer of its own (allocated when the site is first used). The window's mutex
+ * keeps threads of one site from reading it while it is refilled. */
+#define WINDOW_ENTRIES 32
 
-/* The entry for the caller's next occurrence, or UINT64_MAX with the miss counted. */
-static uint64_t next_entry(size_t size)
+struct entry_window {
+	pthread_mutex_t lock;
+	uint64_t first; /* occurrence number of e[0] */
+	uint32_t count;
+	struct plan_entry e[WINDOW_ENTRIES];
+};
+
+
+static struct entry_window *window_of(uint32_t site)
+{
+	struct entry_window *w = atomic_load_explicit(&windows[site], memory_order_acquire);
+
+	if (w)
+		return w;
+	pthread_mutex_lock(&windows_lock);
+	w = atomic_load_explicit(&windows[site], memory_order_relaxed);
+	if (!w) {
+		w = __libc_calloc(1, sizeof(*w));
+		if (w) {
+			pthread_mutex_init(&w->lock, NULL);
+			atomic_store_explicit(&windows[site], w, memory_order_release);
+		}
+	}
+	pthread_mutex_unlock(&windows_lock);
+	return w;
+}
+
+/* Copies occurrence k of site s into *out. Returns false if the plan can no longer
+ * be read (the program closed memplan's descriptor, say). */
+static bool read_entry(uint32_t site, const struct plan_site *s, uint64_t k,
+		       struct plan_entry *out)
+{
+	struct entry_window *w = window_of(site);
+	bool ok = true;
+
+	if (!w)
+		return false;
+	pthread_mutex_lock(&w->lock);
+	if (k < w->first || k >= w->first + w->count) {
+		uint64_t n = s->entry_count - k < WINDOW_ENTRIES ? s->entry_count - k : WINDOW_ENTRIES;
+		ssize_t got = pread(plan_fd, w->e, n * sizeof(*w->e),
+				    (off_t)(entries_file_offset + (s->first_entry + k) * sizeof(*w->e)));
+		ok = got == (ssize_t)(n * sizeof(*w->e));
+		w->first = k;
+		w->count = ok ? (uint32_t)n : 0;
+	}
+	if (ok)
+		*out = w->e[k - w->first];
+	pthread_mutex_unlock(&w->lock);
+	/* pread went around the plan's validation: check what replay relies on. */
+	return ok && out->site == site && out->occurrence == k &&
+	       out->offset_bytes <= image.record.arena_bytes &&
+	       out->size_bytes <= image.record.arena_bytes - out->offset_bytes &&
+	       out->offset_bytes % PLAN_GRANULE_BYTES == 0;
+}
+
+/* The entry for the caller's next occurrence into *e, or false with the miss
+ * counted. */
+static bool next_entry(size_t size, struct plan_entry *e)
 {
 	if (!have_image) {
 		miss(MISS_NO_PLAN);
-		return UINT64_MAX;
+		return false;
 	}
 	if (!size || !size_planned(size)) {
 		miss(MISS_SIZE_UNPLANNED);
-		return UINT64_MAX;
+		return false;
 	}
 	uint32_t site = callsite_capture();
 	if (site == CALLSITE_UNKNOWN) {
 		miss(MISS_UNKNOWN_SITE);
-		return UINT64_MAX;
+		return false;
 	}
 	const struct plan_site *s = &image.sites[site];
 	uint32_t occurrence = atomic_fetch_add_explicit(&occurrences[site], 1, memory_order_relaxed);
 	if (occurrence >= s->entry_count) {
 		miss(MISS_OCCURRENCE_BEYOND);
-		return UINT64_MAX;
+		return false;
 	}
-	/* The site's next occurrence is usually wanted soon: start fetching it now,
-	 * since plan entries are read once and are rarely in cache. */
-	if (occurrence + 1 < s->entry_count)
-		__builtin_prefetch(&image.entries[s->first_entry + occurrence + 1]);
-	struct replay_counters *c = counters();
-	if (atomic_load_explicit(&c->calls, memory_order_relaxed) % PLAN_SWEEP_LOOKUPS == 0)
-		give_back(plan_map, plan_map_bytes, NULL);
-	return s->first_entry + occurrence;
+	if (!read_entry(site, s, occurrence, e)) {
+		miss(MISS_PLAN_UNREADABLE);
+		return false;
+	}
+	return true;
 }
 
 void *replay_alloc(size_t size, size_t align, bool zero)
 {
-	uint64_t entry = next_entry(size);
+	struct plan_entry e;
 	void *p;
 
-	if (entry == UINT64_MAX)
+	if (!next_entry(size, &e))
 		return NULL;
-	const struct plan_entry *e = &image.entries[entry];
-	if (size > e->size_bytes) {
+	if (size > e.size_bytes) {
 		miss(MISS_SIZE_TOO_LARGE);
 		return NULL;
 	}
-	if (e->offset_bytes & (align - 1)) { /* align is a power of two */
+	if (e.offset_bytes & (align - 1)) { /* align is a power of two */
 		miss(MISS_ALIGNMENT);
 		return NULL;
 	}
-	p = arena_claim(e->offset_bytes, e->size_bytes);
+	p = arena_claim(e.offset_bytes, e.size_bytes);
 	if (!p) {
 		miss(MISS_SLOT_BUSY);
 		return NULL;
@@ -349,7 +415,9 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 void replay_consume(size_t size)
 {
 	/* Served in place: a hit, and the occurrence is used up as when recording. */
-	if (next_entry(size) != UINT64_MAX) {
+	struct plan_entry e;
+
+	if (next_entry(size, &e)) {
 		struct replay_counters *c = counters();
 		bump(c, &c->hit_bytes, size);
 	}
