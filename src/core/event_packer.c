@@ -168,14 +168,34 @@ static int split_back(struct packer *p, uint32_t r, uint64_t size)
 	return 0;
 }
 
+/* Looks for the best fit among the first few ranges of the class that need
+ * falls in (whose members may or may not fit): TLSF alone would round the request
+ * up to the next class and leave these smaller fits unused. */
+#define CLOSE_FIT_PROBES 16
+
+static uint32_t close_fit(const struct packer *p, uint64_t need)
+{
+	uint32_t best = NONE, r = p->heads[class_down(need)];
+
+	for (int probes = 0; r != NONE && probes < CLOSE_FIT_PROBES; probes++) {
+		uint64_t size = p->ranges[r].size;
+		if (size >= need && (best == NONE || size < p->ranges[best].size))
+			best = r;
+		r = p->ranges[r].next_free;
+	}
+	return best;
+}
+
 /* Allocates size bytes aligned to align; returns the range or NONE on ENOMEM. */
 static uint32_t allocate(struct packer *p, uint64_t size, uint64_t align)
 {
 	/* Every offset is a multiple of unit, so aligning wastes at most align - unit. */
 	uint64_t need = size + (align > p->unit ? align - p->unit : 0);
-	uint32_t c = first_class_at_least(p, class_up(need)), r;
+	uint32_t c, r = close_fit(p, need);
 
-	if (c != NONE) {
+	if (r != NONE) {
+		list_remove(p, r);
+	} else if ((c = first_class_at_least(p, class_up(need))) != NONE) {
 		r = p->heads[c];
 		list_remove(p, r);
 	} else if (p->last != NONE && p->ranges[p->last].free) {
