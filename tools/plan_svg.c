@@ -445,7 +445,17 @@ int plan_svg_show(FILE *out, const char *path, const void *buf, struct symbolize
 		fprintf(stderr, "memplan: %s: the plan holds no process image\n", path);
 		return 1;
 	}
-	plan_file_image(buf, 0, &im);
+	/* The image with the biggest arena: with a shell script or a pyenv shim
+	 * recorded, the first image is often a small launcher. */
+	uint32_t pick = 0;
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		plan_file_image(buf, i, &im);
+		uint64_t arena = im.record.arena_bytes;
+		plan_file_image(buf, pick, &im);
+		if (arena > im.record.arena_bytes)
+			pick = i;
+	}
+	plan_file_image(buf, pick, &im);
 	err = plan_svg_write(out, &im, sym);
 	if (!err && fflush(out) != 0)
 		err = -EIO;

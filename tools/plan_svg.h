@@ -22,7 +22,7 @@ struct symbolizer;
  * out failed. May allocate. Not thread-safe (the symbolizer is not). */
 int plan_svg_write(FILE *out, const struct plan_image *image, struct symbolizer *sym);
 
-/* For `memplan show --svg`: draws the first process image of a validated plan buffer
- * (loaded from path) to out. Returns the command's exit status: 0, or 1 after one
- * line on stderr naming path. May allocate. */
+/* For `memplan show --svg`: draws the process image with the biggest arena of a
+ * validated plan buffer (loaded from path) to out. Returns the command's exit
+ * status: 0, or 1 after one line on stderr naming path. May allocate. */
 int plan_svg_show(FILE *out, const char *path, const void *buf, struct symbolizer *sym);
