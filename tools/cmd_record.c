@@ -74,15 +74,9 @@ int cmd_record(int argc, char **argv)
 	if (optind >= argc)
 		return usage("no command given");
 
-	if (output[0] == '/') {
-		snprintf(plan, sizeof(plan), "%s", output);
-	} else {
-		char cwd[PATH_MAX];
-		if (!getcwd(cwd, sizeof(cwd)) ||
-		    (size_t)snprintf(plan, sizeof(plan), "%s/%s", cwd, output) >= sizeof(plan)) {
-			fprintf(stderr, "memplan: %s: path too long\n", output);
-			return 1;
-		}
+	if (launch_absolute_path(output, plan, sizeof(plan)) < 0) {
+		fprintf(stderr, "memplan: %s: path too long\n", output);
+		return 1;
 	}
 	r = atomic_file_check_writable(plan);
 	if (r < 0) {

@@ -23,14 +23,17 @@ static int usage(const char *why)
 	return 2;
 }
 
-static void set_absolute(const char *name, const char *path)
+/* Exports path, made absolute, under name. */
+static int set_absolute(const char *name, const char *path)
 {
-	char abs[PATH_MAX], cwd[PATH_MAX];
+	char abs[PATH_MAX];
 
-	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)) &&
-	    (size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, path) < sizeof(abs))
-		path = abs;
-	setenv(name, path, 1);
+	if (launch_absolute_path(path, abs, sizeof(abs)) < 0) {
+		fprintf(stderr, "memplan: %s: path too long\n", path);
+		return -1;
+	}
+	setenv(name, abs, 1);
+	return 0;
 }
 
 int cmd_replay(int argc, char **argv)
@@ -80,9 +83,8 @@ int cmd_replay(int argc, char **argv)
 	}
 	free(buf);
 	setenv("MEMPLAN_MODE", "replay", 1);
-	set_absolute("MEMPLAN_PLAN", plan);
-	if (stats)
-		set_absolute("MEMPLAN_STATS", stats);
+	if (set_absolute("MEMPLAN_PLAN", plan) < 0 || (stats && set_absolute("MEMPLAN_STATS", stats) < 0))
+		return 1;
 	if (prefault)
 		setenv("MEMPLAN_PREFAULT", "1", 1);
 	launch_add_preload();

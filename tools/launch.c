@@ -35,6 +35,17 @@ int launch_add_preload(void)
 	return 0;
 }
 
+int launch_absolute_path(const char *path, char *out, size_t cap)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/')
+		return (size_t)snprintf(out, cap, "%s", path) < cap ? 0 : -ENAMETOOLONG;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	return (size_t)snprintf(out, cap, "%s/%s", cwd, path) < cap ? 0 : -ENAMETOOLONG;
+}
+
 int launch_run(char **argv)
 {
 	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
