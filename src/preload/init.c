@@ -118,6 +118,7 @@ static void after_fork_child(void)
 {
 	arena_after_fork_child();
 	record_after_fork_child();
+	replay_after_fork_child();
 	/* A forked child is the same image as its parent, which owns the plan: it stops
 	 * recording. In replay it keeps serving its private copy of the arena. */
 	if (preload_mode_now() == PRELOAD_RECORD)

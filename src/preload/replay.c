@@ -284,6 +284,16 @@ int replay_start(void)
 	return 0;
 }
 
+void replay_after_fork_child(void)
+{
+	pthread_mutex_init(&windows_lock, NULL);
+	for (uint32_t s = 0; windows && s < image.record.site_count; s++) {
+		struct entry_window *w = atomic_load(&windows[s]);
+		if (w)
+			pthread_mutex_init(&w->lock, NULL);
+	}
+}
+
 void replay_count_call(void)
 {
 	struct replay_counters *c = counters();

@@ -31,3 +31,6 @@ void replay_note_libc(int64_t bytes);
 
 /* Appends the statistics line if one was asked for. Once. */
 void replay_finish(void);
+
+/* After fork, in the child: another thread may have held a plan-reading lock. */
+void replay_after_fork_child(void);
