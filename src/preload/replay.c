@@ -284,16 +284,6 @@ int replay_start(void)
 	return 0;
 }
 
-void replay_after_fork_child(void)
-{
-	pthread_mutex_init(&windows_lock, NULL);
-	for (uint32_t s = 0; windows && s < image.record.site_count; s++) {
-		struct entry_window *w = atomic_load(&windows[s]);
-		if (w)
-			pthread_mutex_init(&w->lock, NULL);
-	}
-}
-
 void replay_count_call(void)
 {
 	struct replay_counters *c = counters();
@@ -363,6 +353,16 @@ static bool read_entry(uint32_t site, const struct plan_site *s, uint64_t k,
 	       out->offset_bytes <= image.record.arena_bytes &&
 	       out->size_bytes <= image.record.arena_bytes - out->offset_bytes &&
 	       out->offset_bytes % PLAN_GRANULE_BYTES == 0;
+}
+
+void replay_after_fork_child(void)
+{
+	pthread_mutex_init(&windows_lock, NULL);
+	for (uint32_t s = 0; windows && s < image.record.site_count; s++) {
+		struct entry_window *w = atomic_load(&windows[s]);
+		if (w)
+			pthread_mutex_init(&w->lock, NULL);
+	}
 }
 
 /* The entry for the caller's next occurrence into *e, or false with the miss
