@@ -358,12 +358,17 @@ int planner_solve(struct block *blocks, size_t n, const struct planner_options *
 			/* A zero-size block conflicts with nothing; offset 0 is always aligned. */
 			blocks[i].offset_bytes = 0;
 			if (blocks[i].size_bytes) {
-				keys[nz] = blocks[i].t_start;
+				keys[nz] = ~blocks[i].size_bytes;
 				vals[nz++] = (uint32_t)i;
 			}
 		}
-		/* Stable: equal starts stay in input order. */
+		/* By start, larger first at equal starts (which the event-order best fit
+		 * prefers), then input order: two stable passes. */
 		ret = radix_sort_pairs(keys, vals, nz);
+		for (size_t k = 0; k < nz; k++)
+			keys[k] = blocks[vals[k]].t_start;
+		if (!ret)
+			ret = radix_sort_pairs(keys, vals, nz);
 		for (size_t k = 0; k < nz && !ret; k++)
 			idx[k] = vals[k];
 		free(keys);
