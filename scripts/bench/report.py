@@ -451,9 +451,10 @@ def main():
       "do. Programs made of millions of small, short-lived allocations (churn, sqlite3) "
       "pay it on every call.")
     w("- The plan holds one entry per recorded allocation (the plan file column). Replay "
-      "maps it and reads it as the program runs; whatever of it is resident counts in "
-      "memplan's peak RSS, along with the arena, which is why that RSS can exceed the "
-      "arena by much more than the program's other memory.")
+      "validates it page by page, giving pages back as it goes, and then reads each call "
+      "site's entries with pread into a small window, so the plan adds little to the "
+      "peak RSS; the rest of memplan's RSS above the arena is its libraries "
+      "(libunwind and liblzma) and the allocations that went to libc.")
     w("- Where allocations are few and large (layers), the arena is mapped once and its "
       "pages stay resident, so the program neither waits for the allocator nor "
       "page-faults again in later iterations.")
