@@ -1,7 +1,7 @@
 /* Writing a file so that readers see either the old content or the complete new
  * content, never a torn one: write a temporary file in the same directory and
- * rename it over the target (no fsync: see atomic_file.c). Uses only system calls (no stdio, no malloc), so
- * the preload library can call it from exit paths. */
+ * rename it over the target (no fsync: see atomic_file.c). Uses only system calls
+ * (no stdio, no malloc), so the preload library can call it from exit paths. */
 #pragma once
 
 #include <stddef.h>
