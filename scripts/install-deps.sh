@@ -12,7 +12,7 @@ packages=(
   time            # /usr/bin/time: peak RSS in the demo
   clang           # libFuzzer, for scripts/fuzz.sh
   # Real programs the tests run under record and replay:
-  sqlite3 jq perl gzip git python3 binutils
+  sqlite3 jq perl gzip git python3 binutils make xz-utils
 )
 
 missing=()

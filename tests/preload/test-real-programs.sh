@@ -5,7 +5,7 @@
 # through sh -c (and python3 through pyenv's shim when present) so that child
 # processes and their per-image plans count.
 . "$(dirname "$0")/lib.sh"
-need sort sqlite3 jq python3 perl gzip gcc git awk
+need sort sqlite3 jq python3 perl gzip gcc git awk make xz
 
 [ "$(cat /proc/sys/kernel/randomize_va_space)" != 0 ] || fail "ASLR is off on this machine"
 
@@ -61,6 +61,10 @@ unset PERL_HASH_SEED
 run_case gzip sh -c "gzip -c '$WORK/nums.txt' | gzip -dc | sort | md5sum"
 run_case gcc sh -c "cd '$WORK' && gcc -O2 -c hello.c -o hello.o && md5sum < hello.o"
 run_case git git -C "$WORK/repo" write-tree
+printf 'all: hello.o\n\t@md5sum < hello.o\nhello.o: hello.c\n\t@gcc -O1 -c hello.c -o hello.o\n' >"$WORK/Makefile"
+run_case make sh -c "rm -f '$WORK/hello.o'; make -s -C '$WORK'"
+run_case awk awk 'BEGIN { for (i = 0; i < 100000; i++) a[i] = i * 2; s = 0; for (k in a) s += a[k]; print s }'
+run_case xz sh -c "xz -c '$WORK/nums.txt' | xz -dc | md5sum"
 # memplan leaves SIGINT alone, so CPython still turns ^C into KeyboardInterrupt.
 run_plain sigint python3 -c 'import signal; print(signal.getsignal(signal.SIGINT))'
 run_record sigint python3 -c 'import signal; print(signal.getsignal(signal.SIGINT))'
