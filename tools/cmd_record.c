@@ -22,18 +22,19 @@ static int usage(const char *why)
 {
 	if (why)
 		fprintf(stderr, "memplan: record: %s\n", why);
-	fprintf(stderr, "usage: memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD [ARG...]\n");
+	fprintf(stderr,
+		"usage: memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD [ARG...]\n");
 	return 2;
 }
 
 int cmd_record(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"depth", required_argument, NULL, 'd'},
-		{"plan-seconds", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"output", required_argument, NULL, 'o'},
+	    {"depth", required_argument, NULL, 'd'},
+	    {"plan-seconds", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	const char *output = NULL, *depth = NULL, *seconds = NULL;
 	char plan[PATH_MAX], id[32];
@@ -87,7 +88,8 @@ int cmd_record(int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &now);
 	snprintf(id, sizeof(id), "%llu",
 		 (unsigned long long)(((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^
-				      ((uint64_t)getpid() << 40)) | 1);
+				      ((uint64_t)getpid() << 40)) |
+		     1);
 	setenv("MEMPLAN_MODE", "record", 1);
 	setenv("MEMPLAN_PLAN", plan, 1);
 	setenv("MEMPLAN_RECORD_ID", id, 1);
@@ -100,8 +102,9 @@ int cmd_record(int argc, char **argv)
 
 	status = launch_run(argv + optind);
 	if (plan_file_peek_record_id(plan) != strtoull(id, NULL, 10))
-		fprintf(stderr, "memplan: %s: no process wrote a plan (did the command allocate, "
-				"or was it killed?)\n",
+		fprintf(stderr,
+			"memplan: %s: no process wrote a plan (did the command allocate, "
+			"or was it killed?)\n",
 			output);
 	return status;
 }

@@ -39,11 +39,11 @@ static int set_absolute(const char *name, const char *path)
 int cmd_replay(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"plan", required_argument, NULL, 'p'},
-		{"stats", required_argument, NULL, 's'},
-		{"prefault", no_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"plan", required_argument, NULL, 'p'},
+	    {"stats", required_argument, NULL, 's'},
+	    {"prefault", no_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	const char *plan = NULL, *stats = NULL;
 	char why[256];
@@ -83,7 +83,8 @@ int cmd_replay(int argc, char **argv)
 	}
 	free(buf);
 	setenv("MEMPLAN_MODE", "replay", 1);
-	if (set_absolute("MEMPLAN_PLAN", plan) < 0 || (stats && set_absolute("MEMPLAN_STATS", stats) < 0))
+	if (set_absolute("MEMPLAN_PLAN", plan) < 0 ||
+	    (stats && set_absolute("MEMPLAN_STATS", stats) < 0))
 		return 1;
 	if (prefault)
 		setenv("MEMPLAN_PREFAULT", "1", 1);

@@ -77,11 +77,12 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 	fprintf(out, "image: %s (pid %u)\n", im->strings + r->exe_path_offset, r->pid);
 	fprintf(out, "  command:      ");
 	print_args(out, im, false);
-	fprintf(out, "\n  allocations:  %" PRIu64 " planned of %" PRIu64 " calls\n",
-		r->entry_count, r->alloc_calls);
+	fprintf(out, "\n  allocations:  %" PRIu64 " planned of %" PRIu64 " calls\n", r->entry_count,
+		r->alloc_calls);
 	fprintf(out, "  call sites:   %u (depth %u)\n", r->site_count, r->depth);
 	fprintf(out, "  arena:        %" PRIu64 " bytes\n", r->arena_bytes);
-	fprintf(out, "  lower bound:  %" PRIu64 " bytes (most bytes live at once; arena is %.4fx)\n",
+	fprintf(out,
+		"  lower bound:  %" PRIu64 " bytes (most bytes live at once; arena is %.4fx)\n",
 		r->lower_bound_bytes, ratio(r->arena_bytes, r->lower_bound_bytes));
 	if (!r->site_count)
 		return;
@@ -147,11 +148,11 @@ static void print_image_json(FILE *out, struct symbolizer *sym, const struct pla
 int cmd_show(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"svg", no_argument, NULL, 's'},
-		{"top", required_argument, NULL, 't'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"svg", no_argument, NULL, 's'},
+	    {"top", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	bool json = false, svg = false;
 	unsigned top = 10;
@@ -215,8 +216,8 @@ int cmd_show(int argc, char **argv)
 		       ",\"lower_bound_bytes\":%" PRIu64 ",\"sites\":%" PRIu64 ",\"images\":[",
 		       path, h->version, h->record_id, allocations, arena, lower, sites);
 	else
-		printf("plan: %s (%u process image%s; totals: %" PRIu64 " allocations, arena %" PRIu64
-		       " bytes, lower bound %" PRIu64 " bytes)\n",
+		printf("plan: %s (%u process image%s; totals: %" PRIu64
+		       " allocations, arena %" PRIu64 " bytes, lower bound %" PRIu64 " bytes)\n",
 		       path, h->image_count, h->image_count == 1 ? "" : "s", allocations, arena,
 		       lower);
 	for (uint32_t i = 0; i < h->image_count; i++) {

@@ -10,10 +10,10 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{"record", cmd_record, "run a command and write its plan"},
-	{"replay", cmd_replay, "run a command on its planned arena"},
-	{"show", cmd_show, "print what a plan says (arena, lower bound, top call sites)"},
-	{"plan", cmd_plan, "plan a packing instance (CSV) or re-plan a plan file"},
+    {"record", cmd_record, "run a command and write its plan"},
+    {"replay", cmd_replay, "run a command on its planned arena"},
+    {"show", cmd_show, "print what a plan says (arena, lower bound, top call sites)"},
+    {"plan", cmd_plan, "plan a packing instance (CSV) or re-plan a plan file"},
 };
 
 static int usage(FILE *out)

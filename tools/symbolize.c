@@ -22,9 +22,9 @@ struct symbolizer {
 };
 
 static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
 };
 
 struct symbolizer *symbolizer_new(void)
@@ -99,8 +99,7 @@ void symbolizer_frame(struct symbolizer *s, const struct plan_image *image,
 	int line = 0;
 
 	if (slot && slot->module) {
-		name = dwfl_module_addrinfo(slot->module, addr, &sym_off, &sym, NULL, NULL,
-					    NULL);
+		name = dwfl_module_addrinfo(slot->module, addr, &sym_off, &sym, NULL, NULL, NULL);
 		Dwfl_Line *l = dwfl_module_getsrc(slot->module, addr);
 		if (l)
 			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);

@@ -14,7 +14,7 @@
 struct block {
 	uint64_t size_bytes;
 	uint64_t t_start;
-	uint64_t t_end;        /* exclusive; BLOCK_T_INFINITY if never freed */
+	uint64_t t_end;	       /* exclusive; BLOCK_T_INFINITY if never freed */
 	uint64_t offset_bytes; /* output of the planner */
 	uint64_t align_bytes;  /* a power of two, at least 1 */
 };

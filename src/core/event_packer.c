@@ -16,9 +16,9 @@
 #include <string.h>
 
 #define SMALL_LIMIT 256u /* below: one class per 16 bytes */
-#define SL_BITS     4u
+#define SL_BITS	    4u
 #define CLASS_COUNT (16u + (64u - 8u) * 16u)
-#define NONE        UINT32_MAX
+#define NONE	    UINT32_MAX
 
 struct range {
 	uint64_t offset, size;
@@ -31,7 +31,7 @@ struct packer {
 	struct range *ranges;
 	uint32_t count, capacity, recycled; /* recycled: a stack of unused slots */
 	uint32_t *recycle;
-	uint32_t last;                      /* the range that ends at high water */
+	uint32_t last; /* the range that ends at high water */
 	uint64_t high_water;
 	uint64_t unit; /* a power of two dividing every size, hence every offset */
 	uint32_t heads[CLASS_COUNT];

@@ -64,11 +64,11 @@ static struct block block_of(uint64_t size_bytes, uint64_t align_bytes, uint64_t
 	if (in_place)
 		return (struct block){0, t_start, t_end, 0, 1};
 	return (struct block){
-		.size_bytes = (size_bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES *
-			      PLAN_GRANULE_BYTES,
-		.t_start = t_start,
-		.t_end = t_end,
-		.align_bytes = align_bytes > PLAN_GRANULE_BYTES ? align_bytes : PLAN_GRANULE_BYTES,
+	    .size_bytes =
+		(size_bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES * PLAN_GRANULE_BYTES,
+	    .t_start = t_start,
+	    .t_end = t_end,
+	    .align_bytes = align_bytes > PLAN_GRANULE_BYTES ? align_bytes : PLAN_GRANULE_BYTES,
 	};
 }
 
@@ -90,9 +90,9 @@ static int plan_entries(struct plan_entry *entries, uint64_t n, const struct pla
 	r = pack_blocks(blocks, n, opt, true, rec);
 	if (r == 0)
 		for (uint64_t i = 0; i < n; i++)
-			entries[i].offset_bytes = entries[i].in_place_of
-							  ? blocks[entries[i].in_place_of - 1].offset_bytes
-							  : blocks[i].offset_bytes;
+			entries[i].offset_bytes =
+			    entries[i].in_place_of ? blocks[entries[i].in_place_of - 1].offset_bytes
+						   : blocks[i].offset_bytes;
 	free(blocks);
 	return r;
 }
@@ -119,7 +119,7 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 	uint32_t site_count = image->record.site_count;
 	struct plan_site *sites;
 	struct plan_entry *entries;
-	uint64_t *next; /* per site: where its next entry goes */
+	uint64_t *next;				    /* per site: where its next entry goes */
 	uint64_t *entry_of = NULL, *root_of = NULL; /* per alloc: its entry, its chain root */
 	struct block *blocks = NULL;
 	int r = -ENOMEM;
@@ -160,8 +160,8 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 		if (a->realloc_of != RECORDED_NOT_REALLOC &&
 		    granules(a->size_bytes) <= granules(allocs[root_of[a->realloc_of]].size_bytes))
 			root_of[i] = root_of[a->realloc_of];
-		blocks[i] = block_of(a->size_bytes, a->align_bytes, a->t_start, a->t_end,
-				     root_of[i] != i);
+		blocks[i] =
+		    block_of(a->size_bytes, a->align_bytes, a->t_start, a->t_end, root_of[i] != i);
 		if (root_of[i] != i && a->t_end > blocks[root_of[i]].t_end)
 			blocks[root_of[i]].t_end = a->t_end;
 	}
@@ -174,14 +174,14 @@ int plan_builder_build(struct plan_image *image, const struct recorded_alloc *al
 		uint64_t at = next[a->site]++, root = root_of[i];
 		entry_of[i] = at;
 		entries[at] = (struct plan_entry){
-			.site = a->site,
-			.occurrence = (uint32_t)(at - sites[a->site].first_entry),
-			.size_bytes = a->size_bytes,
-			.offset_bytes = blocks[root].offset_bytes,
-			.t_start = a->t_start,
-			.t_end = root == i ? blocks[i].t_end : a->t_end,
-			.align_bytes = a->align_bytes,
-			.in_place_of = root == i ? 0 : entry_of[root] + 1,
+		    .site = a->site,
+		    .occurrence = (uint32_t)(at - sites[a->site].first_entry),
+		    .size_bytes = a->size_bytes,
+		    .offset_bytes = blocks[root].offset_bytes,
+		    .t_start = a->t_start,
+		    .t_end = root == i ? blocks[i].t_end : a->t_end,
+		    .align_bytes = a->align_bytes,
+		    .in_place_of = root == i ? 0 : entry_of[root] + 1,
 		};
 	}
 

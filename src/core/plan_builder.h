@@ -15,9 +15,9 @@ struct recorded_alloc {
 	uint32_t align_bytes;
 	uint64_t size_bytes;
 	uint64_t t_start;
-	uint64_t t_end;       /* PLAN_T_INFINITY if never freed */
-	uint64_t realloc_of;  /* index of the allocation this realloc replaced, or
-				 RECORDED_NOT_REALLOC */
+	uint64_t t_end;	     /* PLAN_T_INFINITY if never freed */
+	uint64_t realloc_of; /* index of the allocation this realloc replaced, or
+				RECORDED_NOT_REALLOC */
 };
 
 #define RECORDED_NOT_REALLOC UINT64_MAX

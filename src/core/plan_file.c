@@ -22,7 +22,7 @@
 #define CHECKSUM_START offsetof(struct plan_file_header, record_id)
 
 static int fail(char *why, size_t why_len, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int fail(char *why, size_t why_len, int err, const char *fmt, ...)
 {
@@ -79,7 +79,8 @@ static int image_validate(const struct plan_image *im, uint32_t index, char *why
 
 	if (r->exe_path_bytes &&
 	    !string_fits(r->exe_path_offset, r->exe_path_bytes, im->strings, r->strings_bytes))
-		return fail(why, why_len, -EINVAL, "image %u: executable path out of bounds", index);
+		return fail(why, why_len, -EINVAL, "image %u: executable path out of bounds",
+			    index);
 	if (r->args_bytes && (r->args_offset > r->strings_bytes ||
 			      r->args_bytes > r->strings_bytes - r->args_offset))
 		return fail(why, why_len, -EINVAL, "image %u: arguments out of bounds", index);
@@ -94,8 +95,8 @@ static int image_validate(const struct plan_image *im, uint32_t index, char *why
 		const struct plan_module *mod = &im->modules[m];
 		if (mod->build_id_bytes > PLAN_BUILD_ID_MAX ||
 		    !string_fits(mod->path_offset, mod->path_bytes, im->strings, r->strings_bytes))
-			return fail(why, why_len, -EINVAL, "image %u: module %u is malformed", index,
-				    m);
+			return fail(why, why_len, -EINVAL, "image %u: module %u is malformed",
+				    index, m);
 	}
 	for (uint32_t f = 0; f < r->frame_count; f++)
 		if (im->frames[f].module >= r->module_count)
@@ -127,13 +128,14 @@ static int image_validate(const struct plan_image *im, uint32_t index, char *why
 			const struct plan_entry *e = &im->entries[site->first_entry + k];
 			/* Entries are checked in file order: report each chunk done. */
 			if (stream && (site->first_entry + k) % chunk_entries == chunk_entries - 1)
-				stream->done(e + 1 - chunk_entries,
-					     chunk_entries * sizeof(*e), stream->ctx);
+				stream->done(e + 1 - chunk_entries, chunk_entries * sizeof(*e),
+					     stream->ctx);
 			if (e->site != s || e->occurrence != k)
-				return fail(why, why_len, -EINVAL,
-					    "image %u: entry %llu is not occurrence %llu of site %u",
-					    index, (unsigned long long)(site->first_entry + k),
-					    (unsigned long long)k, s);
+				return fail(
+				    why, why_len, -EINVAL,
+				    "image %u: entry %llu is not occurrence %llu of site %u", index,
+				    (unsigned long long)(site->first_entry + k),
+				    (unsigned long long)k, s);
 			if (!is_power_of_two(e->align_bytes) ||
 			    e->align_bytes > PLAN_MAX_ALIGN_BYTES ||
 			    e->offset_bytes % PLAN_GRANULE_BYTES ||
@@ -151,8 +153,8 @@ static int image_validate(const struct plan_image *im, uint32_t index, char *why
 			if (e->in_place_of > r->entry_count ||
 			    e->in_place_of == site->first_entry + k + 1)
 				return fail(why, why_len, -EINVAL,
-					    "image %u: entry %llu continues an invalid entry", index,
-					    (unsigned long long)(site->first_entry + k));
+					    "image %u: entry %llu continues an invalid entry",
+					    index, (unsigned long long)(site->first_entry + k));
 			if (e->t_end <= e->t_start)
 				return fail(why, why_len, -EINVAL,
 					    "image %u: entry %llu has an empty lifetime", index,
@@ -172,7 +174,7 @@ void plan_file_image(const void *buf, uint32_t i, struct plan_image *image)
 	const struct plan_file_header *h = buf;
 	const char *base = buf;
 	const struct plan_image_record *r =
-		(const void *)(base + h->images_offset + (uint64_t)i * h->image_record_bytes);
+	    (const void *)(base + h->images_offset + (uint64_t)i * h->image_record_bytes);
 
 	memcpy(&image->record, r, sizeof(*r));
 	image->strings = base + r->strings_offset;
@@ -234,7 +236,8 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 	if (h->version != PLAN_FILE_VERSION)
 		return fail(why, why_len, -EINVAL, "unknown plan format version %u", h->version);
 	if (h->file_bytes != len)
-		return fail(why, why_len, -EINVAL, "truncated or padded: header says %llu bytes, file has %zu",
+		return fail(why, why_len, -EINVAL,
+			    "truncated or padded: header says %llu bytes, file has %zu",
 			    (unsigned long long)h->file_bytes, len);
 	if (h->header_bytes != sizeof(*h) ||
 	    h->image_record_bytes != sizeof(struct plan_image_record))
@@ -246,14 +249,15 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 
 	for (uint32_t i = 0; i < h->image_count; i++) {
 		const struct plan_image_record *rec =
-			(const void *)((const char *)buf + h->images_offset +
-				       (uint64_t)i * sizeof(struct plan_image_record));
+		    (const void *)((const char *)buf + h->images_offset +
+				   (uint64_t)i * sizeof(struct plan_image_record));
 		struct plan_image im;
 
 		if (!table_fits(rec->strings_offset, rec->strings_bytes, 1, len) ||
 		    !table_fits(rec->modules_offset, rec->module_count, sizeof(struct plan_module),
 				len) ||
-		    !table_fits(rec->sites_offset, rec->site_count, sizeof(struct plan_site), len) ||
+		    !table_fits(rec->sites_offset, rec->site_count, sizeof(struct plan_site),
+				len) ||
 		    !table_fits(rec->frames_offset, rec->frame_count, sizeof(struct plan_frame),
 				len) ||
 		    !table_fits(rec->entries_offset, rec->entry_count, sizeof(struct plan_entry),
@@ -345,13 +349,13 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 		*rec = im->record;
 		rec->strings_offset = add_table(l, im->strings, rec->strings_bytes);
 		rec->modules_offset =
-			add_table(l, im->modules, rec->module_count * sizeof(struct plan_module));
+		    add_table(l, im->modules, rec->module_count * sizeof(struct plan_module));
 		rec->sites_offset =
-			add_table(l, im->sites, rec->site_count * sizeof(struct plan_site));
+		    add_table(l, im->sites, rec->site_count * sizeof(struct plan_site));
 		rec->frames_offset =
-			add_table(l, im->frames, rec->frame_count * sizeof(struct plan_frame));
+		    add_table(l, im->frames, rec->frame_count * sizeof(struct plan_frame));
 		rec->entries_offset =
-			add_table(l, im->entries, rec->entry_count * sizeof(struct plan_entry));
+		    add_table(l, im->entries, rec->entry_count * sizeof(struct plan_entry));
 	}
 	h->file_bytes = l->total_bytes;
 
@@ -366,8 +370,8 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 	return 0;
 }
 
-int plan_file_serialize(const struct plan_image *images, uint32_t image_count,
-			uint64_t record_id, void **out, size_t *out_len)
+int plan_file_serialize(const struct plan_image *images, uint32_t image_count, uint64_t record_id,
+			void **out, size_t *out_len)
 {
 	struct layout l;
 	char *buf;

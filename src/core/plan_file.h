@@ -22,21 +22,21 @@
 #error "the plan file is little-endian and this code maps it in place"
 #endif
 
-#define PLAN_FILE_MAGIC        "MEMPLAN\0"
-#define PLAN_FILE_VERSION      1
-#define PLAN_BUILD_ID_MAX      32
-#define PLAN_T_INFINITY        UINT64_MAX
+#define PLAN_FILE_MAGIC	  "MEMPLAN\0"
+#define PLAN_FILE_VERSION 1
+#define PLAN_BUILD_ID_MAX 32
+#define PLAN_T_INFINITY	  UINT64_MAX
 /* Offsets are multiples of this, and replay tracks occupancy at this granularity. */
-#define PLAN_GRANULE_BYTES     16
+#define PLAN_GRANULE_BYTES 16
 /* The largest alignment a plan may ask for (replay aligns the arena base to it). */
-#define PLAN_MAX_ALIGN_BYTES   (1u << 21)
+#define PLAN_MAX_ALIGN_BYTES (1u << 21)
 
 struct plan_file_header {
 	char magic[8];
 	uint32_t version;
 	uint32_t header_bytes;
 	uint64_t file_bytes;
-	uint64_t checksum; /* XXH3-64 of bytes [32, file_bytes) */
+	uint64_t checksum;  /* XXH3-64 of bytes [32, file_bytes) */
 	uint64_t record_id; /* one id per recording run, shared by all its processes */
 	uint32_t image_count;
 	uint32_t image_record_bytes;
@@ -72,7 +72,7 @@ struct plan_image_record {
 static_assert(sizeof(struct plan_image_record) == 136, "image record layout");
 
 struct plan_module {
-	uint64_t key; /* hash of the build-id, or of the path when there is none */
+	uint64_t key;	      /* hash of the build-id, or of the path when there is none */
 	uint32_t path_offset; /* into strings */
 	uint32_t path_bytes;
 	uint8_t build_id_bytes; /* 0: no build-id */
@@ -150,8 +150,8 @@ void plan_file_image(const void *buf, uint32_t i, struct plan_image *image);
 /* Serialises images into a fresh malloc'ed buffer (*out, *out_len), computing
  * offsets and the checksum. Returns 0, -EINVAL if an image is inconsistent (the
  * same checks as the reader), or -ENOMEM. May allocate. */
-int plan_file_serialize(const struct plan_image *images, uint32_t image_count,
-			uint64_t record_id, void **out, size_t *out_len);
+int plan_file_serialize(const struct plan_image *images, uint32_t image_count, uint64_t record_id,
+			void **out, size_t *out_len);
 
 /* Writes images to path as a plan file, atomically (see atomic_file.h), without
  * copying the tables into one buffer first. Returns 0, -EINVAL as

@@ -30,8 +30,8 @@ static int summary_cmp(const void *pa, const void *pb)
 	return a->site < b->site ? -1 : a->site > b->site;
 }
 
-int plan_summary_sites(const struct plan_image *image, struct site_summary **out,
-		       uint64_t *t_peak, uint64_t *peak_bytes)
+int plan_summary_sites(const struct plan_image *image, struct site_summary **out, uint64_t *t_peak,
+		       uint64_t *peak_bytes)
 {
 	uint64_t n = image->record.entry_count, events = 0;
 	uint32_t site_count = image->record.site_count;

@@ -19,5 +19,5 @@ struct site_summary {
  * ascending), and sets *t_peak to the first moment at which the requested bytes
  * live are the most (*peak_bytes). Frees come before allocations at equal times.
  * Returns 0 or -ENOMEM. May allocate. */
-int plan_summary_sites(const struct plan_image *image, struct site_summary **out,
-		       uint64_t *t_peak, uint64_t *peak_bytes);
+int plan_summary_sites(const struct plan_image *image, struct site_summary **out, uint64_t *t_peak,
+		       uint64_t *peak_bytes);

@@ -28,10 +28,10 @@ struct planner_options {
 };
 
 struct planner_result {
-	uint64_t arena_bytes;       /* highest offset + size over all blocks */
+	uint64_t arena_bytes;	    /* highest offset + size over all blocks */
 	uint64_t lower_bound_bytes; /* the most bytes live at one moment */
 	double elapsed_s;
-	int proven_optimal;         /* 1 if arena_bytes == lower_bound_bytes */
+	int proven_optimal; /* 1 if arena_bytes == lower_bound_bytes */
 };
 
 /* Fills in offset_bytes of blocks[0..n). The array is not reordered.

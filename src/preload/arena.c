@@ -26,8 +26,8 @@ int arena_map(uint64_t bytes, bool prefault)
 
 	if (!bytes)
 		return 0;
-	raw = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		   -1, 0);
+	raw = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (raw == MAP_FAILED)
 		return -errno;
 	/* Align the base to the largest alignment a plan may ask for, so an entry's

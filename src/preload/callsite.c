@@ -35,9 +35,9 @@
  * every run. The value is the site, the checks passed above bit 32, and the flag.
  * Trusted keys are also kept in a small per-thread cache, read without a lock. */
 #define FAST_KEY_CHECKS 8
-#define FAST_CHECK_ONE  (UINT64_C(1) << 32)
-#define FAST_AMBIGUOUS  (UINT64_C(1) << 62)
-#define RECENT_SITES    256
+#define FAST_CHECK_ONE	(UINT64_C(1) << 32)
+#define FAST_AMBIGUOUS	(UINT64_C(1) << 62)
+#define RECENT_SITES	256
 
 __thread struct callsite_origin callsite_origin __attribute__((tls_model("initial-exec")));
 __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec")));
@@ -47,7 +47,7 @@ struct recent_site {
 	uint32_t site;
 };
 static __thread struct recent_site recent_sites[RECENT_SITES]
-	__attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t callsite_mutex = PTHREAD_MUTEX_INITIALIZER;
 static unsigned callsite_depth;
@@ -163,8 +163,8 @@ static uint32_t resolve_site(void *const *ips, int count)
 		key_parts[2 * i + 1] = frames[i].offset;
 	}
 	/* The thread's name is part of the site: each thread keeps its own occurrences. */
-	uint64_t key = XXH3_64bits_withSeed(key_parts, (size_t)count * 2 * sizeof(uint64_t),
-					    thread_lineage);
+	uint64_t key =
+	    XXH3_64bits_withSeed(key_parts, (size_t)count * 2 * sizeof(uint64_t), thread_lineage);
 	return interner.intern(interner.ctx, key, frames, (uint32_t)count);
 }
 

@@ -31,7 +31,9 @@ extern __thread struct callsite_origin callsite_origin __attribute__((tls_model(
 extern __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec")));
 
 /* Notes the caller of the exported function this is expanded in. */
-#define CALLSITE_MARK()                                                                    	(callsite_origin.return_address = (uintptr_t)__builtin_return_address(0),          	 callsite_origin.frame = (uintptr_t)__builtin_frame_address(0))
+#define CALLSITE_MARK()                                                                            \
+	(callsite_origin.return_address = (uintptr_t)__builtin_return_address(0),                  \
+	 callsite_origin.frame = (uintptr_t)__builtin_frame_address(0))
 
 /* Maps a newly seen stable stack to a site index (or CALLSITE_UNKNOWN); the result
  * is cached for the raw stack. Called with the call-site lock held and the guard

@@ -43,8 +43,8 @@ static atomic_flag finish_started = ATOMIC_FLAG_INIT;
  * disposition at start-up to decide how to behave (CPython raises
  * KeyboardInterrupt only if SIGINT was at its default), and memplan must not change
  * what a program does. A C program killed by ^C therefore leaves no plan. */
-static const int fatal_signals[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,  SIGABRT,
-				    SIGTRAP, SIGSYS,  SIGTERM, SIGHUP,  SIGPIPE,
+static const int fatal_signals[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,	SIGABRT,
+				    SIGTRAP, SIGSYS,  SIGTERM, SIGHUP,	SIGPIPE,
 				    SIGXCPU, SIGXFSZ, SIGALRM, SIGUSR1, SIGUSR2};
 
 void preload_finish(bool from_signal)
@@ -148,8 +148,7 @@ static int absolute_path(const char *name, const char *path, char *out, size_t c
 	return 0;
 }
 
-static bool parse_unsigned(const char *s, unsigned long min, unsigned long max,
-			   unsigned long *out)
+static bool parse_unsigned(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
 	char *end;
 	unsigned long v;
@@ -178,8 +177,8 @@ static enum preload_mode read_environment(void)
 	} else if (strcmp(mode, "replay") == 0) {
 		wanted = PRELOAD_REPLAY;
 	} else {
-		log_error("MEMPLAN_MODE='", mode,
-			  "' is not record, replay or off; running on libc", NULL);
+		log_error("MEMPLAN_MODE='", mode, "' is not record, replay or off; running on libc",
+			  NULL);
 		return PRELOAD_OFF;
 	}
 
@@ -267,8 +266,9 @@ static int start_mode(enum preload_mode mode)
 		read_record_id();
 		r = atomic_file_check_writable(preload_config.plan_path);
 		if (r < 0) {
-			log_error(preload_config.plan_path, ": cannot write the plan here: ",
-				  strerror(-r), "; not recording", NULL);
+			log_error(preload_config.plan_path,
+				  ": cannot write the plan here: ", strerror(-r), "; not recording",
+				  NULL);
 			return r;
 		}
 		return record_start();
@@ -278,8 +278,8 @@ static int start_mode(enum preload_mode mode)
 		int fd = open(preload_config.stats_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 			      0644);
 		if (fd < 0) {
-			log_error(preload_config.stats_path, ": cannot write statistics: ",
-				  strerror(errno), NULL);
+			log_error(preload_config.stats_path,
+				  ": cannot write statistics: ", strerror(errno), NULL);
 			preload_config.stats_path[0] = '\0';
 		} else {
 			close(fd);

@@ -13,11 +13,11 @@ struct json_line {
 	bool overflow;
 };
 
-void json_begin(struct json_line *j);                       /* { */
+void json_begin(struct json_line *j); /* { */
 void json_key_u64(struct json_line *j, const char *key, uint64_t v);
 void json_key_str(struct json_line *j, const char *key, const char *s);
 void json_key_object(struct json_line *j, const char *key); /* "key": { */
-void json_end(struct json_line *j);                         /* } */
+void json_end(struct json_line *j);			    /* } */
 
 /* Appends the line and a newline to path with one O_APPEND write, so lines from
  * concurrent processes never interleave. Returns 0 or a negative errno (-ENOBUFS if

@@ -98,8 +98,8 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *ctx)
 	read_build_id(info, &m);
 	/* The main program comes first, with an empty name. */
 	m.path = (info->dlpi_name && info->dlpi_name[0]) ? strdup(info->dlpi_name)
-		 : scan->count == 0 ? main_program_path()
-				    : strdup("[anonymous]");
+		 : scan->count == 0			 ? main_program_path()
+							 : strdup("[anonymous]");
 	if (!m.path) {
 		scan->err = -ENOMEM;
 		return 1;

@@ -25,7 +25,7 @@ struct module_table {
 	struct module *modules; /* sorted by start */
 	size_t count;
 	unsigned long long adds, subs; /* the loader's counters at the last build */
-	uint64_t main_key;             /* key of the main program */
+	uint64_t main_key;	       /* key of the main program */
 };
 
 /* Rebuilds the table if the loader's counters moved (or it was never built).

@@ -79,27 +79,27 @@ static char **collect_args(const char *arg0, va_list ap, char **argv, int with_e
 	return with_env ? va_arg(ap, char **) : environ;
 }
 
-#define EXECL_BODY(call, with_env)                                                         \
-	do {                                                                               \
-		char **argv = __libc_malloc((EXECL_ARGS_MAX + 1) * sizeof(char *));        \
-		char **envp;                                                               \
-		va_list ap;                                                                \
-		int r;                                                                     \
-		if (!argv) {                                                               \
-			errno = ENOMEM;                                                    \
-			return -1;                                                         \
-		}                                                                          \
-		va_start(ap, arg0);                                                        \
-		envp = collect_args(arg0, ap, argv, with_env);                             \
-		va_end(ap);                                                                \
-		if (!envp) {                                                               \
-			__libc_free(argv);                                                 \
-			errno = E2BIG;                                                     \
-			return -1;                                                         \
-		}                                                                          \
-		r = call;                                                                  \
-		__libc_free(argv);                                                         \
-		return r;                                                                  \
+#define EXECL_BODY(call, with_env)                                                                 \
+	do {                                                                                       \
+		char **argv = __libc_malloc((EXECL_ARGS_MAX + 1) * sizeof(char *));                \
+		char **envp;                                                                       \
+		va_list ap;                                                                        \
+		int r;                                                                             \
+		if (!argv) {                                                                       \
+			errno = ENOMEM;                                                            \
+			return -1;                                                                 \
+		}                                                                                  \
+		va_start(ap, arg0);                                                                \
+		envp = collect_args(arg0, ap, argv, with_env);                                     \
+		va_end(ap);                                                                        \
+		if (!envp) {                                                                       \
+			__libc_free(argv);                                                         \
+			errno = E2BIG;                                                             \
+			return -1;                                                                 \
+		}                                                                                  \
+		r = call;                                                                          \
+		__libc_free(argv);                                                                 \
+		return r;                                                                          \
 	} while (0)
 
 MEMPLAN_EXPORT int execl(const char *path, const char *arg0, ...)

@@ -86,9 +86,9 @@ static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *si
 	found->index = site_count;
 	HASH_ADD(hh, sites_by_key, key, sizeof(found->key), found);
 	sites[site_count] = (struct plan_site){
-		.key = key,
-		.first_frame = frame_count,
-		.frame_count = count,
+	    .key = key,
+	    .first_frame = frame_count,
+	    .frame_count = count,
 	};
 	memcpy(frames + frame_count, site_frames, count * sizeof(*frames));
 	frame_count += count;
@@ -100,8 +100,8 @@ static bool grow_allocs(void)
 	uint64_t cap = alloc_capacity ? 2 * alloc_capacity : (1u << 16);
 	size_t old_bytes = alloc_capacity * sizeof(*allocs), new_bytes = cap * sizeof(*allocs);
 	void *p = allocs ? mremap(allocs, old_bytes, new_bytes, MREMAP_MAYMOVE)
-			 : mmap(NULL, new_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				-1, 0);
+			 : mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return false;
@@ -141,12 +141,12 @@ static void record_new_block(void *p, size_t size, size_t align, uint64_t reallo
 	pthread_mutex_lock(&record_mutex);
 	if (recording && (alloc_count < alloc_capacity || grow_allocs())) {
 		allocs[alloc_count] = (struct recorded_alloc){
-			.site = site,
-			.align_bytes = (uint32_t)align,
-			.size_bytes = size,
-			.t_start = clock_ticks++,
-			.t_end = PLAN_T_INFINITY,
-			.realloc_of = realloc_of,
+		    .site = site,
+		    .align_bytes = (uint32_t)align,
+		    .size_bytes = size,
+		    .t_start = clock_ticks++,
+		    .t_end = PLAN_T_INFINITY,
+		    .realloc_of = realloc_of,
 		};
 		if (addr_map_put(&live, (uint64_t)(uintptr_t)p, alloc_count) == 0)
 			alloc_count++;
@@ -232,8 +232,8 @@ static char *build_strings(struct plan_image *image, const char *module_strings,
 int record_finish(bool from_signal)
 {
 	struct planner_options opt = {
-		.time_limit_s = from_signal ? 0 : preload_config.plan_seconds,
-		.threads = 1,
+	    .time_limit_s = from_signal ? 0 : preload_config.plan_seconds,
+	    .threads = 1,
 	};
 	struct plan_image image = {0};
 	struct plan_site *planned_sites = NULL;
@@ -273,7 +273,8 @@ int record_finish(bool from_signal)
 	callsite_unlock();
 	pthread_mutex_unlock(&record_mutex);
 	if (r < 0)
-		log_error(preload_config.plan_path, ": cannot write the plan: ", strerror(-r), NULL);
+		log_error(preload_config.plan_path, ": cannot write the plan: ", strerror(-r),
+			  NULL);
 	__libc_free(strings);
 	free(planned_sites);
 	free(entries);

@@ -39,8 +39,8 @@ enum miss_reason {
 };
 
 static const char *const miss_names[MISS_COUNT] = {
-	"no_plan",   "size_unplanned", "unknown_site", "occurrence_beyond",
-	"size_too_large", "alignment",   "slot_busy",  "plan_unreadable",
+    "no_plan",	      "size_unplanned", "unknown_site", "occurrence_beyond",
+    "size_too_large", "alignment",	"slot_busy",	"plan_unreadable",
 };
 
 #define SIZE_CLASSES 512
@@ -69,8 +69,7 @@ struct replay_counters {
 };
 
 static _Atomic(struct replay_counters *) all_counters;
-static __thread struct replay_counters *thread_counters
-	__attribute__((tls_model("initial-exec")));
+static __thread struct replay_counters *thread_counters __attribute__((tls_model("initial-exec")));
 /* Where a thread counts if it cannot get a block of its own (out of memory). */
 static struct replay_counters shared_counters;
 
@@ -306,7 +305,6 @@ struct entry_window {
 	struct plan_entry e[WINDOW_ENTRIES];
 };
 
-
 static struct entry_window *window_of(uint32_t site)
 {
 	struct entry_window *w = atomic_load_explicit(&windows[site], memory_order_acquire);
@@ -328,8 +326,7 @@ static struct entry_window *window_of(uint32_t site)
 
 /* Copies occurrence k of site s into *out. Returns false if the plan can no longer
  * be read (the program closed memplan's descriptor, say). */
-static bool read_entry(uint32_t site, const struct plan_site *s, uint64_t k,
-		       struct plan_entry *out)
+static bool read_entry(uint32_t site, const struct plan_site *s, uint64_t k, struct plan_entry *out)
 {
 	struct entry_window *w = window_of(site);
 	bool ok = true;
@@ -338,9 +335,11 @@ static bool read_entry(uint32_t site, const struct plan_site *s, uint64_t k,
 		return false;
 	pthread_mutex_lock(&w->lock);
 	if (k < w->first || k >= w->first + w->count) {
-		uint64_t n = s->entry_count - k < WINDOW_ENTRIES ? s->entry_count - k : WINDOW_ENTRIES;
-		ssize_t got = pread(plan_fd, w->e, n * sizeof(*w->e),
-				    (off_t)(entries_file_offset + (s->first_entry + k) * sizeof(*w->e)));
+		uint64_t n =
+		    s->entry_count - k < WINDOW_ENTRIES ? s->entry_count - k : WINDOW_ENTRIES;
+		ssize_t got =
+		    pread(plan_fd, w->e, n * sizeof(*w->e),
+			  (off_t)(entries_file_offset + (s->first_entry + k) * sizeof(*w->e)));
 		ok = got == (ssize_t)(n * sizeof(*w->e));
 		w->first = k;
 		w->count = ok ? (uint32_t)n : 0;
@@ -383,7 +382,8 @@ static bool next_entry(size_t size, struct plan_entry *e)
 		return false;
 	}
 	const struct plan_site *s = &image.sites[site];
-	uint32_t occurrence = atomic_fetch_add_explicit(&occurrences[site], 1, memory_order_relaxed);
+	uint32_t occurrence =
+	    atomic_fetch_add_explicit(&occurrences[site], 1, memory_order_relaxed);
 	if (occurrence >= s->entry_count) {
 		miss(MISS_OCCURRENCE_BEYOND);
 		return false;
@@ -435,13 +435,13 @@ void replay_consume(size_t size)
 
 void replay_note_libc(int64_t bytes)
 {
-	int64_t now = atomic_fetch_add_explicit(&libc_live_bytes, bytes, memory_order_relaxed) +
-		      bytes;
+	int64_t now =
+	    atomic_fetch_add_explicit(&libc_live_bytes, bytes, memory_order_relaxed) + bytes;
 	int64_t peak = atomic_load_explicit(&libc_peak_bytes, memory_order_relaxed);
 
-	while (now > peak && !atomic_compare_exchange_weak_explicit(
-				     &libc_peak_bytes, &peak, now, memory_order_relaxed,
-				     memory_order_relaxed))
+	while (now > peak &&
+	       !atomic_compare_exchange_weak_explicit(&libc_peak_bytes, &peak, now,
+						      memory_order_relaxed, memory_order_relaxed))
 		;
 }
 

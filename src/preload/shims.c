@@ -82,8 +82,8 @@ MEMPLAN_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 }
 
 /* A macro, not a function: CALLSITE_MARK must see the exported function's caller. */
-#define ALIGNED(align, size)                                                               \
-	(route_passthrough() ? __libc_memalign((align), (size))                            \
+#define ALIGNED(align, size)                                                                       \
+	(route_passthrough() ? __libc_memalign((align), (size))                                    \
 			     : (CALLSITE_MARK(), route_alloc(ALLOC_MEMALIGN, (align), (size))))
 
 MEMPLAN_EXPORT int posix_memalign(void **out, size_t align, size_t size)

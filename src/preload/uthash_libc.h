@@ -6,9 +6,9 @@
 
 #include "real_libc.h"
 
-#define uthash_malloc(sz)          __libc_malloc(sz)
-#define uthash_free(ptr, sz)       __libc_free(ptr)
-#define HASH_NONFATAL_OOM          1
-#define uthash_nonfatal_oom(obj)   ((void)(obj))
+#define uthash_malloc(sz)	 __libc_malloc(sz)
+#define uthash_free(ptr, sz)	 __libc_free(ptr)
+#define HASH_NONFATAL_OOM	 1
+#define uthash_nonfatal_oom(obj) ((void)(obj))
 
 #include <uthash.h>

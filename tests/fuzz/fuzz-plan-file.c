@@ -34,12 +34,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (uint32_t s = 0; s < im.record.site_count; s++) {
 				const struct plan_site *site = &im.sites[s];
 				for (uint64_t k = 0; k < site->entry_count; k++) {
-					const struct plan_entry *e = &im.entries[site->first_entry + k];
+					const struct plan_entry *e =
+					    &im.entries[site->first_entry + k];
 					if (e->offset_bytes + e->size_bytes > im.record.arena_bytes)
-						abort(); /* the reader let an entry out of the arena */
+						abort(); /* the reader let an entry out of the arena
+							  */
 				}
 				for (uint32_t f = 0; f < site->frame_count; f++)
-					(void)plan_image_module_path(&im, im.frames[site->first_frame + f].module);
+					(void)plan_image_module_path(
+					    &im, im.frames[site->first_frame + f].module);
 			}
 			if (plan_summary_sites(&im, &sums, &t_peak, &peak) == 0)
 				free(sums);

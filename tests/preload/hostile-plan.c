@@ -36,14 +36,17 @@ int main(int argc, char **argv)
 		for (uint64_t e = 0; e < count; e++)
 			if (entries[e].size_bytes > biggest)
 				biggest = entries[e].size_bytes;
-		uint64_t arena = (biggest + 2 * PLAN_MAX_ALIGN_BYTES) & ~(uint64_t)(PLAN_MAX_ALIGN_BYTES - 1);
+		uint64_t arena =
+		    (biggest + 2 * PLAN_MAX_ALIGN_BYTES) & ~(uint64_t)(PLAN_MAX_ALIGN_BYTES - 1);
 		for (uint64_t e = 0; e < count; e++) {
 			uint64_t room = arena - entries[e].size_bytes, off = 0;
 			if (!strcmp(argv[3], "shuffle")) {
 				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 				off = (seed >> 20) % (room + 1);
 			}
-			uint64_t align = entries[e].align_bytes > PLAN_GRANULE_BYTES ? entries[e].align_bytes : PLAN_GRANULE_BYTES;
+			uint64_t align = entries[e].align_bytes > PLAN_GRANULE_BYTES
+					     ? entries[e].align_bytes
+					     : PLAN_GRANULE_BYTES;
 			entries[e].offset_bytes = off / align * align;
 			entries[e].in_place_of = 0;
 		}

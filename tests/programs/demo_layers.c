@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 {
 	unsigned steps = argc > 1 ? (unsigned)atoi(argv[1]) : 20;
 	static const unsigned kib[LAYERS] = {1024, 4096, 2048, 4096, 1024, 512,
-					     2048, 4096, 1024, 256, 512, 256};
+					     2048, 4096, 1024, 256,  512,  256};
 	char *cache[64] = {0};
 	double checksum = 0;
 
@@ -58,7 +58,9 @@ int main(int argc, char **argv)
 			size_t n = (size_t)kib[l] * 1024 / sizeof(float);
 			out[l] = layer_output(n);
 			for (size_t i = 0; i < n; i += 64)
-				out[l][i] = (float)(l + 1) * (l ? out[l - 1][i % ((size_t)kib[l - 1] * 256)] + 1 : 1);
+				out[l][i] =
+				    (float)(l + 1) *
+				    (l ? out[l - 1][i % ((size_t)kib[l - 1] * 256)] + 1 : 1);
 			/* A skip connection keeps layer l-3 alive until here. */
 			if (l >= 3) {
 				free(out[l - 3]);

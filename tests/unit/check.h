@@ -5,21 +5,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,  \
-				#cond);                                                    \
-			exit(1);                                                           \
-		}                                                                          \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_EQ_U64(a, b)                                                                 \
-	do {                                                                               \
-		unsigned long long check_a_ = (a), check_b_ = (b);                         \
-		if (check_a_ != check_b_) {                                                \
-			fprintf(stderr, "%s:%d: %s == %s failed: %llu != %llu\n",         \
-				__FILE__, __LINE__, #a, #b, check_a_, check_b_);           \
-			exit(1);                                                           \
-		}                                                                          \
+#define CHECK_EQ_U64(a, b)                                                                         \
+	do {                                                                                       \
+		unsigned long long check_a_ = (a), check_b_ = (b);                                 \
+		if (check_a_ != check_b_) {                                                        \
+			fprintf(stderr, "%s:%d: %s == %s failed: %llu != %llu\n", __FILE__,        \
+				__LINE__, #a, #b, check_a_, check_b_);                             \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)

@@ -42,9 +42,13 @@ int main(void)
 		struct block *b = calloc(n, sizeof(*b));
 		for (size_t i = 0; i < n; i++) {
 			b[i].t_start = next_random() % spread;
-			b[i].t_end = next_random() % 20 == 0 ? BLOCK_T_INFINITY
-							      : b[i].t_start + 1 + next_random() % (spread / 8 + 1);
-			b[i].size_bytes = next_random() % 10 == 0 ? 0 : 1 + next_random() % (next_random() % 4 ? 300 : 100000);
+			b[i].t_end = next_random() % 20 == 0
+					 ? BLOCK_T_INFINITY
+					 : b[i].t_start + 1 + next_random() % (spread / 8 + 1);
+			b[i].size_bytes =
+			    next_random() % 10 == 0
+				? 0
+				: 1 + next_random() % (next_random() % 4 ? 300 : 100000);
 			b[i].align_bytes = UINT64_C(1) << (next_random() % 13);
 		}
 		check_valid(b, n);

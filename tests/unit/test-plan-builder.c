@@ -27,9 +27,16 @@ static struct plan_image base_image(struct plan_site *sites, uint64_t exe_key, u
 	for (uint32_t s = 0; s < SITES; s++)
 		sites[s] = (struct plan_site){.key = 1000 + s, .first_frame = 0, .frame_count = 1};
 	im.record = (struct plan_image_record){
-		.exe_key = exe_key, .args_key = 5, .pid = pid, .depth = 1, .module_count = 1,
-		.site_count = SITES, .frame_count = 1, .strings_bytes = sizeof(strings),
-		.exe_path_offset = 0, .exe_path_bytes = 9,
+	    .exe_key = exe_key,
+	    .args_key = 5,
+	    .pid = pid,
+	    .depth = 1,
+	    .module_count = 1,
+	    .site_count = SITES,
+	    .frame_count = 1,
+	    .strings_bytes = sizeof(strings),
+	    .exe_path_offset = 0,
+	    .exe_path_bytes = 9,
 	};
 	im.strings = strings;
 	im.modules = &module;
@@ -55,7 +62,8 @@ static struct recorded_alloc *make_trace(uint64_t n)
 	}
 	for (uint64_t i = 0; i < n; i++) {
 		a[i].realloc_of = RECORDED_NOT_REALLOC;
-		a[i].t_end = rand() % 50 ? a[i].t_start + 1 + (uint64_t)(rand() % 300) : PLAN_T_INFINITY;
+		a[i].t_end =
+		    rand() % 50 ? a[i].t_start + 1 + (uint64_t)(rand() % 300) : PLAN_T_INFINITY;
 	}
 	for (uint64_t i = 1; i < n; i++) {
 		if (rand() % 5 == 0) {
@@ -94,7 +102,8 @@ static void check_built(const struct plan_image *im, const struct recorded_alloc
 			CHECK(!root->in_place_of);
 			CHECK_EQ_U64(e->offset_bytes, root->offset_bytes);
 			CHECK(root->t_end >= e->t_end && root->t_start < e->t_start);
-			CHECK((root->size_bytes + 15) / 16 >= (e->size_bytes + 15) / 16); /* fits the block */
+			CHECK((root->size_bytes + 15) / 16 >=
+			      (e->size_bytes + 15) / 16); /* fits the block */
 			in_place++;
 			/* It takes no space of its own: size 0 for the checker. */
 			blocks[i] = (struct block){0, e->t_start, e->t_end, e->offset_bytes, 1};
@@ -136,7 +145,12 @@ int main(void)
 
 	/* A bad recording is refused, not planned. */
 	struct plan_image bad = base_image(input_sites, 7, 100);
-	struct recorded_alloc wrong = {.site = SITES, .align_bytes = 1, .size_bytes = 1, .t_start = 0, .t_end = 1, .realloc_of = RECORDED_NOT_REALLOC};
+	struct recorded_alloc wrong = {.site = SITES,
+				       .align_bytes = 1,
+				       .size_bytes = 1,
+				       .t_start = 0,
+				       .t_end = 1,
+				       .realloc_of = RECORDED_NOT_REALLOC};
 	CHECK(plan_builder_build(&bad, &wrong, 1, NULL, &sites2, &entries2) == -EINVAL);
 	wrong.site = 0;
 	wrong.align_bytes = 3;

@@ -15,26 +15,60 @@ static const char strings[] = "/usr/lib/libfoo.so\0/bin/prog\0prog\0-x\0";
 static struct plan_module modules[2];
 static struct plan_frame frames[3] = {{0, 0, 0x1234}, {1, 0, 0x99}, {0, 0, 0x4321}};
 static struct plan_site sites[2] = {
-	{.key = 0xaaaa, .first_entry = 0, .entry_count = 2, .first_frame = 0, .frame_count = 2},
-	{.key = 0xbbbb, .first_entry = 2, .entry_count = 1, .first_frame = 2, .frame_count = 1},
+    {.key = 0xaaaa, .first_entry = 0, .entry_count = 2, .first_frame = 0, .frame_count = 2},
+    {.key = 0xbbbb, .first_entry = 2, .entry_count = 1, .first_frame = 2, .frame_count = 1},
 };
 static struct plan_entry entries[3] = {
-	{.site = 0, .occurrence = 0, .size_bytes = 100, .offset_bytes = 0, .t_start = 0, .t_end = 3, .align_bytes = 16},
-	{.site = 0, .occurrence = 1, .size_bytes = 64, .offset_bytes = 128, .t_start = 1, .t_end = PLAN_T_INFINITY, .align_bytes = 64},
-	{.site = 1, .occurrence = 0, .size_bytes = 10, .offset_bytes = 0, .t_start = 4, .t_end = 5, .align_bytes = 1},
+    {.site = 0,
+     .occurrence = 0,
+     .size_bytes = 100,
+     .offset_bytes = 0,
+     .t_start = 0,
+     .t_end = 3,
+     .align_bytes = 16},
+    {.site = 0,
+     .occurrence = 1,
+     .size_bytes = 64,
+     .offset_bytes = 128,
+     .t_start = 1,
+     .t_end = PLAN_T_INFINITY,
+     .align_bytes = 64},
+    {.site = 1,
+     .occurrence = 0,
+     .size_bytes = 10,
+     .offset_bytes = 0,
+     .t_start = 4,
+     .t_end = 5,
+     .align_bytes = 1},
 };
 
 static struct plan_image make_image(void)
 {
 	struct plan_image im = {0};
 
-	modules[0] = (struct plan_module){.key = 1, .path_offset = 0, .path_bytes = 18, .build_id_bytes = 3, .build_id = {1, 2, 3}};
+	modules[0] = (struct plan_module){.key = 1,
+					  .path_offset = 0,
+					  .path_bytes = 18,
+					  .build_id_bytes = 3,
+					  .build_id = {1, 2, 3}};
 	modules[1] = (struct plan_module){.key = 2, .path_offset = 19, .path_bytes = 9};
 	im.record = (struct plan_image_record){
-		.exe_key = 7, .args_key = 8, .arena_bytes = 192, .lower_bound_bytes = 164,
-		.alloc_calls = 5, .entry_count = 3, .pid = 42, .depth = 4, .module_count = 2,
-		.site_count = 2, .frame_count = 3, .exe_path_offset = 19, .exe_path_bytes = 9,
-		.args_offset = 29, .args_bytes = 8, .strings_bytes = sizeof(strings),
+	    .exe_key = 7,
+	    .args_key = 8,
+	    .arena_bytes = 192,
+	    .lower_bound_bytes = 164,
+	    .alloc_calls = 5,
+	    .entry_count = 3,
+	    .pid = 42,
+	    .depth = 4,
+	    .module_count = 2,
+	    .site_count = 2,
+	    .frame_count = 3,
+	    .exe_path_offset = 19,
+	    .exe_path_bytes = 9,
+	    .args_offset = 29,
+	    .args_bytes = 8,
+	    .strings_bytes = sizeof(strings),
 	};
 	im.strings = strings;
 	im.modules = modules;
