@@ -93,26 +93,32 @@ int checker_validate(const struct block *blocks, size_t n, uint64_t arena_bytes,
 	for (size_t i = 0; i < n; i++) {
 		const struct block *b = &blocks[i];
 		if (!b->align_bytes || (b->align_bytes & (b->align_bytes - 1))) {
-			snprintf(why, why_len, "block %zu: alignment %" PRIu64 " is not a power of two",
-				 i, b->align_bytes);
+			snprintf(why, why_len,
+				 "block %zu: alignment %" PRIu64 " is not a power of two", i,
+				 b->align_bytes);
 			return -EINVAL;
 		}
 		if (b->offset_bytes % b->align_bytes) {
-			snprintf(why, why_len, "block %zu: offset %" PRIu64 " is not a multiple of its"
-				 " alignment %" PRIu64, i, b->offset_bytes, b->align_bytes);
+			snprintf(why, why_len,
+				 "block %zu: offset %" PRIu64 " is not a multiple of its"
+				 " alignment %" PRIu64,
+				 i, b->offset_bytes, b->align_bytes);
 			return -EINVAL;
 		}
 		if (!b->size_bytes)
 			continue;
 		if (b->t_end <= b->t_start) {
-			snprintf(why, why_len, "block %zu: empty lifetime [%" PRIu64 ", %" PRIu64 ")",
-				 i, b->t_start, b->t_end);
+			snprintf(why, why_len,
+				 "block %zu: empty lifetime [%" PRIu64 ", %" PRIu64 ")", i,
+				 b->t_start, b->t_end);
 			return -EINVAL;
 		}
-		if (b->offset_bytes > arena_bytes || b->size_bytes > arena_bytes - b->offset_bytes) {
-			snprintf(why, why_len, "block %zu: [%" PRIu64 ", +%" PRIu64 ") exceeds the"
-				 " arena of %" PRIu64 " bytes", i, b->offset_bytes, b->size_bytes,
-				 arena_bytes);
+		if (b->offset_bytes > arena_bytes ||
+		    b->size_bytes > arena_bytes - b->offset_bytes) {
+			snprintf(why, why_len,
+				 "block %zu: [%" PRIu64 ", +%" PRIu64 ") exceeds the"
+				 " arena of %" PRIu64 " bytes",
+				 i, b->offset_bytes, b->size_bytes, arena_bytes);
 			return -EINVAL;
 		}
 		m++;
@@ -160,8 +166,9 @@ int checker_validate(const struct block *blocks, size_t n, uint64_t arena_bytes,
 		for (size_t j = 0; j < nnb; j++) {
 			if (overlap_in_space(&blocks[i], &blocks[nb[j]])) {
 				size_t a = i < nb[j] ? i : nb[j], b = i < nb[j] ? nb[j] : i;
-				snprintf(why, why_len, "blocks %zu and %zu overlap: [%" PRIu64 ", +%"
-					 PRIu64 ") live [%" PRIu64 ", %" PRIu64 ") and [%" PRIu64
+				snprintf(why, why_len,
+					 "blocks %zu and %zu overlap: [%" PRIu64 ", +%" PRIu64
+					 ") live [%" PRIu64 ", %" PRIu64 ") and [%" PRIu64
 					 ", +%" PRIu64 ") live [%" PRIu64 ", %" PRIu64 ")",
 					 a, b, blocks[a].offset_bytes, blocks[a].size_bytes,
 					 blocks[a].t_start, blocks[a].t_end, blocks[b].offset_bytes,

@@ -16,7 +16,7 @@
 
 enum csv_column { COL_ID, COL_LOWER, COL_UPPER, COL_SIZE, COL_ALIGNMENT, COL_OFFSET, COL_COUNT };
 
-static const char *const column_names[COL_COUNT] = {"id",   "lower",     "upper",
+static const char *const column_names[COL_COUNT] = {"id",   "lower",	 "upper",
 						    "size", "alignment", "offset"};
 
 static void set_why(char *why, size_t why_len, const char *fmt, ...)
@@ -78,12 +78,15 @@ static int parse_header(const char *s, const char *e, int *field_of, int *nfield
 				col = c;
 		}
 		if (col < 0) {
-			set_why(why, why_len, "line 1: unknown column '%.*s' (expected id,lower,upper,size"
-				" and optionally alignment,offset)", (int)(fe - fs), fs);
+			set_why(why, why_len,
+				"line 1: unknown column '%.*s' (expected id,lower,upper,size"
+				" and optionally alignment,offset)",
+				(int)(fe - fs), fs);
 			return -EINVAL;
 		}
 		if (field_of[col] >= 0) {
-			set_why(why, why_len, "line 1: column '%s' appears twice", column_names[col]);
+			set_why(why, why_len, "line 1: column '%s' appears twice",
+				column_names[col]);
 			return -EINVAL;
 		}
 		field_of[col] = nf++;
@@ -93,7 +96,8 @@ static int parse_header(const char *s, const char *e, int *field_of, int *nfield
 	}
 	for (int c = 0; c <= COL_SIZE; c++) {
 		if (field_of[c] < 0) {
-			set_why(why, why_len, "line 1: header lacks the '%s' column", column_names[c]);
+			set_why(why, why_len, "line 1: header lacks the '%s' column",
+				column_names[c]);
 			return -EINVAL;
 		}
 	}
@@ -190,25 +194,28 @@ int csv_instance_parse(const char *text, size_t len, struct csv_instance *inst, 
 			if (field_of[c] < 0)
 				continue;
 			if (!parse_u64(fs[c], fe[c], &v[c])) {
-				set_why(why, why_len, "line %zu: %s '%.*s' is not an unsigned 64-bit"
-					" decimal number", line_no, column_names[c],
-					(int)(fe[c] - fs[c]), fs[c]);
+				set_why(why, why_len,
+					"line %zu: %s '%.*s' is not an unsigned 64-bit"
+					" decimal number",
+					line_no, column_names[c], (int)(fe[c] - fs[c]), fs[c]);
 				ret = -EINVAL;
 				goto err_free;
 			}
 		}
 		if (v[COL_UPPER] <= v[COL_LOWER]) {
-			set_why(why, why_len, "line %zu: upper %" PRIu64 " is not above lower %" PRIu64
-				" (the lifetime [lower, upper) is empty)", line_no, v[COL_UPPER],
-				v[COL_LOWER]);
+			set_why(why, why_len,
+				"line %zu: upper %" PRIu64 " is not above lower %" PRIu64
+				" (the lifetime [lower, upper) is empty)",
+				line_no, v[COL_UPPER], v[COL_LOWER]);
 			ret = -EINVAL;
 			goto err_free;
 		}
 		if (field_of[COL_ALIGNMENT] < 0) {
 			v[COL_ALIGNMENT] = 1;
 		} else if (!v[COL_ALIGNMENT] || (v[COL_ALIGNMENT] & (v[COL_ALIGNMENT] - 1))) {
-			set_why(why, why_len, "line %zu: alignment %" PRIu64 " is not a power of two",
-				line_no, v[COL_ALIGNMENT]);
+			set_why(why, why_len,
+				"line %zu: alignment %" PRIu64 " is not a power of two", line_no,
+				v[COL_ALIGNMENT]);
 			ret = -EINVAL;
 			goto err_free;
 		}
@@ -306,7 +313,8 @@ int csv_instance_write(FILE *out, const struct csv_instance *inst)
 	for (size_t i = 0; i < inst->n; i++) {
 		const struct block *b = &inst->blocks[i];
 		if (inst->has_alignment)
-			fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+			fprintf(out,
+				"%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
 				csv_instance_id(inst, i), b->t_start, b->t_end, b->size_bytes,
 				b->align_bytes, b->offset_bytes);
 		else

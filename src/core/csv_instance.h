@@ -18,8 +18,8 @@
 struct csv_instance {
 	size_t n;
 	struct block *blocks; /* n blocks, in file order; align_bytes is 1 if absent */
-	char *id_text;        /* every row's id, each NUL-terminated */
-	size_t *id_pos;       /* id of row i is id_text + id_pos[i] */
+	char *id_text;	      /* every row's id, each NUL-terminated */
+	size_t *id_pos;	      /* id of row i is id_text + id_pos[i] */
 	int has_alignment;    /* the input had an alignment column (it is written back) */
 };
 

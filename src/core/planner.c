@@ -26,16 +26,16 @@
 
 /* Above these many overlapping pairs the quick pass skips the heuristics that
  * enumerate them: about a second of work each on one core. */
-#define QUICK_PAIR_LIMIT 20000000ull
+#define QUICK_PAIR_LIMIT	20000000ull
 #define QUICK_LOWEST_PAIR_LIMIT 60000000ull
 
 struct part {
 	size_t first, m;      /* range in the start-sorted index array */
 	struct plan_item *it; /* the items, sorted by start */
-	uint64_t *off;        /* best offsets so far */
+	uint64_t *off;	      /* best offsets so far */
 	uint64_t arena_bytes; /* of off */
 	uint64_t lower_bytes; /* peak load of the part */
-	uint64_t pairs;       /* overlapping pairs */
+	uint64_t pairs;	      /* overlapping pairs */
 };
 
 struct event {
@@ -172,13 +172,13 @@ static const struct {
 	enum greedy_order order;
 	enum greedy_fit fit;
 } variants[] = {
-	{GREEDY_BY_AREA, GREEDY_LOWEST},     {GREEDY_BY_CONFLICT, GREEDY_LOWEST},
-	{GREEDY_BY_SIZE, GREEDY_BEST_FIT},   {GREEDY_BY_SIZE, GREEDY_LOWEST},
-	{GREEDY_BY_AREA, GREEDY_BEST_FIT},   {GREEDY_BY_CONFLICT, GREEDY_BEST_FIT},
-	{GREEDY_BY_LIFETIME, GREEDY_LOWEST}, {GREEDY_BY_LIFETIME, GREEDY_BEST_FIT},
-	{GREEDY_BY_START, GREEDY_BEST_FIT},  {GREEDY_BY_SIZE, GREEDY_FIRST_FIT},
-	{GREEDY_BY_AREA, GREEDY_FIRST_FIT},  {GREEDY_BY_CONFLICT, GREEDY_FIRST_FIT},
-	{GREEDY_BY_LIFETIME, GREEDY_FIRST_FIT}, {GREEDY_BY_START, GREEDY_LOWEST},
+    {GREEDY_BY_AREA, GREEDY_LOWEST},	    {GREEDY_BY_CONFLICT, GREEDY_LOWEST},
+    {GREEDY_BY_SIZE, GREEDY_BEST_FIT},	    {GREEDY_BY_SIZE, GREEDY_LOWEST},
+    {GREEDY_BY_AREA, GREEDY_BEST_FIT},	    {GREEDY_BY_CONFLICT, GREEDY_BEST_FIT},
+    {GREEDY_BY_LIFETIME, GREEDY_LOWEST},    {GREEDY_BY_LIFETIME, GREEDY_BEST_FIT},
+    {GREEDY_BY_START, GREEDY_BEST_FIT},	    {GREEDY_BY_SIZE, GREEDY_FIRST_FIT},
+    {GREEDY_BY_AREA, GREEDY_FIRST_FIT},	    {GREEDY_BY_CONFLICT, GREEDY_FIRST_FIT},
+    {GREEDY_BY_LIFETIME, GREEDY_FIRST_FIT}, {GREEDY_BY_START, GREEDY_LOWEST},
 };
 
 #define VARIANT_COUNT (sizeof(variants) / sizeof(variants[0]))
@@ -242,8 +242,7 @@ out:
 	return NULL;
 }
 
-static int part_variants(struct part *p, unsigned threads, double deadline_s,
-			 uint64_t target_bytes)
+static int part_variants(struct part *p, unsigned threads, double deadline_s, uint64_t target_bytes)
 {
 	struct variant_job jobs[2];
 	atomic_int stop = 0;
@@ -252,9 +251,10 @@ static int part_variants(struct part *p, unsigned threads, double deadline_s,
 	int ret = 0;
 
 	for (unsigned j = 0; j < nj; j++) {
-		jobs[j] = (struct variant_job){p, deadline_s, target_bytes, &stop, j, nj, VARIANT_COUNT,
-					       UINT64_MAX,
-					       UINT32_MAX, malloc(p->m * sizeof(uint64_t)), 0};
+		jobs[j] = (struct variant_job){
+		    p,	deadline_s,    target_bytes, &stop,	 j,
+		    nj, VARIANT_COUNT, UINT64_MAX,   UINT32_MAX, malloc(p->m * sizeof(uint64_t)),
+		    0};
 		if (!jobs[j].best_off)
 			ret = -ENOMEM;
 	}
@@ -285,7 +285,8 @@ static int part_variants(struct part *p, unsigned threads, double deadline_s,
 		for (unsigned k = 0; k < nj; k++) {
 			if (k != j && jobs[k].best_index != UINT32_MAX &&
 			    (jobs[k].best_arena < b->best_arena ||
-			     (jobs[k].best_arena == b->best_arena && jobs[k].best_index < b->best_index)))
+			     (jobs[k].best_arena == b->best_arena &&
+			      jobs[k].best_index < b->best_index)))
 				better = 0;
 		}
 		if (better)
@@ -462,13 +463,13 @@ int planner_solve(struct block *blocks, size_t n, const struct planner_options *
 			if (p->arena_bytes <= target || planner_now_s() > deadline_s)
 				continue;
 			struct search_params sp = {
-				.target_bytes = target > p->lower_bytes ? target : p->lower_bytes,
-				.deadline_s = deadline_s,
-				.threads = threads,
-				.progress = opt ? opt->progress : NULL,
-				.progress_ctx = opt ? opt->progress_ctx : NULL,
-				.lower_bound_bytes = lower,
-				.t0_s = t0,
+			    .target_bytes = target > p->lower_bytes ? target : p->lower_bytes,
+			    .deadline_s = deadline_s,
+			    .threads = threads,
+			    .progress = opt ? opt->progress : NULL,
+			    .progress_ctx = opt ? opt->progress_ctx : NULL,
+			    .lower_bound_bytes = lower,
+			    .t0_s = t0,
 			};
 			ret = search_improve(p->it, p->m, &sp, p->off, &p->arena_bytes);
 			if (ret)

@@ -185,8 +185,8 @@ static void u64_map_del_slot(struct u64_map *h, size_t i)
  * (length, offset), for best fit. */
 struct gap_sets {
 	struct u64_map by_start; /* start -> length */
-	struct u64_map by_end;   /* end -> start */
-	struct treap by_len;     /* (length, offset) */
+	struct u64_map by_end;	 /* end -> start */
+	struct treap by_len;	 /* (length, offset) */
 };
 
 static int gap_add(struct gap_sets *g, uint64_t off, uint64_t len)
@@ -215,8 +215,7 @@ static void gap_del(struct gap_sets *g, uint64_t off, uint64_t len)
 	treap_erase(&g->by_len, len, off);
 }
 
-int greedy_linear_scan(const struct plan_item *it, size_t m, uint64_t *off,
-		       uint64_t *arena_bytes)
+int greedy_linear_scan(const struct plan_item *it, size_t m, uint64_t *off, uint64_t *arena_bytes)
 {
 	uint32_t *alloc_ord = NULL, *end_ord = NULL;
 	struct gap_sets g;
@@ -363,8 +362,8 @@ static void end_tree_set(struct end_tree *t, size_t i, uint64_t v)
 }
 
 /* Collects into t->hits the items j with t_start < e whose leaf is above s. */
-static int end_tree_collect(struct end_tree *t, const struct plan_item *it, size_t m,
-			    uint64_t s, uint64_t e)
+static int end_tree_collect(struct end_tree *t, const struct plan_item *it, size_t m, uint64_t s,
+			    uint64_t e)
 {
 	size_t stack_node[130], stack_first[130], stack_width[130], sp = 0;
 	size_t lo = 0, hi = m;
@@ -421,8 +420,8 @@ static int cmp_span(const void *pa, const void *pb)
 	return a->hi < b->hi ? -1 : a->hi > b->hi;
 }
 
-int greedy_place(const struct plan_item *it, size_t m, const uint32_t *order,
-		 enum greedy_fit fit, double deadline_s, uint64_t *off, uint64_t *arena_bytes)
+int greedy_place(const struct plan_item *it, size_t m, const uint32_t *order, enum greedy_fit fit,
+		 double deadline_s, uint64_t *off, uint64_t *arena_bytes)
 {
 	size_t span_cap = 64;
 	uint64_t arena = 0;
@@ -597,9 +596,11 @@ static int peak_load_keys(const struct plan_item *it, size_t m, uint64_t *key)
 	/* Difference array over sections [times[k], times[k+1]). */
 	for (size_t i = 0; i < m; i++) {
 		size_t a = (size_t)((uint64_t *)bsearch(&it[i].t_start, times, nt, sizeof(*times),
-							 cmp_u64) - times);
-		size_t b = (size_t)((uint64_t *)bsearch(&it[i].t_end, times, nt, sizeof(*times),
-							 cmp_u64) - times);
+							cmp_u64) -
+				    times);
+		size_t b =
+		    (size_t)((uint64_t *)bsearch(&it[i].t_end, times, nt, sizeof(*times), cmp_u64) -
+			     times);
 		tree[leaves + a] += it[i].size_bytes;
 		tree[leaves + b] -= it[i].size_bytes;
 	}
@@ -612,9 +613,11 @@ static int peak_load_keys(const struct plan_item *it, size_t m, uint64_t *key)
 		tree[k] = tree[2 * k] > tree[2 * k + 1] ? tree[2 * k] : tree[2 * k + 1];
 	for (size_t i = 0; i < m; i++) {
 		size_t a = (size_t)((uint64_t *)bsearch(&it[i].t_start, times, nt, sizeof(*times),
-							 cmp_u64) - times);
-		size_t b = (size_t)((uint64_t *)bsearch(&it[i].t_end, times, nt, sizeof(*times),
-							 cmp_u64) - times);
+							cmp_u64) -
+				    times);
+		size_t b =
+		    (size_t)((uint64_t *)bsearch(&it[i].t_end, times, nt, sizeof(*times), cmp_u64) -
+			     times);
 		uint64_t best = 0;
 		for (size_t l = a + leaves, r = b + leaves; l < r; l >>= 1, r >>= 1) {
 			if (l & 1) {
@@ -637,8 +640,7 @@ err_free:
 	return ret;
 }
 
-int greedy_make_order(const struct plan_item *it, size_t m, enum greedy_order kind,
-		      uint32_t *order)
+int greedy_make_order(const struct plan_item *it, size_t m, enum greedy_order kind, uint32_t *order)
 {
 	struct order_ctx c = {it, NULL, kind};
 	uint64_t *key = NULL;

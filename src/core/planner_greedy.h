@@ -23,12 +23,11 @@ int radix_sort_pairs(uint64_t *keys, uint32_t *vals, size_t n);
 /* Event-order best fit: walks allocations in start order and keeps the free
  * gaps at the current moment in two ordered sets, so it is O(m log m) whatever
  * the overlap. Returns the arena in *arena_bytes; 0 or -ENOMEM. May allocate. */
-int greedy_linear_scan(const struct plan_item *it, size_t m, uint64_t *off,
-		       uint64_t *arena_bytes);
+int greedy_linear_scan(const struct plan_item *it, size_t m, uint64_t *off, uint64_t *arena_bytes);
 
 enum greedy_order {
-	GREEDY_BY_SIZE,     /* largest first, ties longer lifetime first */
-	GREEDY_BY_AREA,     /* size x lifetime */
+	GREEDY_BY_SIZE,	    /* largest first, ties longer lifetime first */
+	GREEDY_BY_AREA,	    /* size x lifetime */
 	GREEDY_BY_LIFETIME, /* longest first, ties larger first */
 	GREEDY_BY_START,    /* earliest first, ties larger first */
 	GREEDY_BY_CONFLICT, /* most overlapping bytes first (needs sections) */
@@ -38,15 +37,15 @@ enum greedy_order {
 enum greedy_fit {
 	GREEDY_BEST_FIT,  /* smallest gap among the placed blocks that conflict */
 	GREEDY_FIRST_FIT, /* lowest gap */
-	GREEDY_LOWEST,    /* greedy_lowest_first, the order only breaking ties */
+	GREEDY_LOWEST,	  /* greedy_lowest_first, the order only breaking ties */
 };
 
 /* Places items one by one in the given order (a permutation of 0..m-1), each in a
  * gap between already placed items that overlap it in time. O(m log m + P log P)
  * for P overlapping pairs. Returns 0, -ENOMEM, or -ETIMEDOUT if deadline_s (when
  * non-zero) passed first (offsets are then incomplete). May allocate. */
-int greedy_place(const struct plan_item *it, size_t m, const uint32_t *order,
-		 enum greedy_fit fit, double deadline_s, uint64_t *off, uint64_t *arena_bytes);
+int greedy_place(const struct plan_item *it, size_t m, const uint32_t *order, enum greedy_fit fit,
+		 double deadline_s, uint64_t *off, uint64_t *arena_bytes);
 
 /* Fills order (m entries) for one of the fixed orders. Returns 0 or -ENOMEM. */
 int greedy_make_order(const struct plan_item *it, size_t m, enum greedy_order kind,

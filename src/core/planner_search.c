@@ -17,8 +17,8 @@
  *
  * Optimisation on top: one thread asks for the target (usually the lower bound),
  * the other bisects between the target and the best height known, with a node
- * budget per probe that grows each time the bisection closes. Each thread's run is deterministic given its budget; the answer
- * is the lower of the two, ties going to the first thread. */
+ * budget per probe that grows each time the bisection closes. Each thread's run is deterministic
+ * given its budget; the answer is the lower of the two, ties going to the first thread. */
 #define _GNU_SOURCE
 #include "planner_search.h"
 
@@ -101,13 +101,13 @@ static int rank_cmp(const struct plan_item *it, const uint64_t *peak, int rankin
 struct search_tables {
 	const struct plan_item *it;
 	uint32_t m, nsec;
-	uint32_t *sec_lo, *sec_hi;  /* item i spans sections [sec_lo, sec_hi) */
-	uint32_t *ov_start, *ov;    /* CSR: items overlapping item i in time */
-	uint32_t *mem_start, *mem;  /* CSR: items alive in section s */
-	uint64_t *sec_total;        /* bytes alive in section s */
-	uint32_t *cuts0;            /* items crossing boundary s|s+1 */
-	uint64_t *peak;             /* peak load over each item's lifetime */
-	uint64_t gran;              /* every canonical height is a multiple of it */
+	uint32_t *sec_lo, *sec_hi; /* item i spans sections [sec_lo, sec_hi) */
+	uint32_t *ov_start, *ov;   /* CSR: items overlapping item i in time */
+	uint32_t *mem_start, *mem; /* CSR: items alive in section s */
+	uint64_t *sec_total;	   /* bytes alive in section s */
+	uint32_t *cuts0;	   /* items crossing boundary s|s+1 */
+	uint64_t *peak;		   /* peak load over each item's lifetime */
+	uint64_t gran;		   /* every canonical height is a multiple of it */
 };
 
 struct undo {
@@ -256,8 +256,7 @@ static void unplace(struct search_state *s, uint32_t b, size_t mark)
 	s->off[b] = NO_OFFSET;
 }
 
-static int check_sections(const struct search_state *s, uint32_t slo, uint32_t shi,
-			  uint64_t offset)
+static int check_sections(const struct search_state *s, uint32_t slo, uint32_t shi, uint64_t offset)
 {
 	for (uint32_t q = slo; q < shi; q++) {
 		uint64_t f = s->floor[q] > offset ? s->floor[q] : offset;
@@ -284,7 +283,8 @@ static uint32_t *pool_alloc(struct search_state *s, size_t n)
 }
 
 static enum search_status search(struct search_state *s, const uint32_t *parent, size_t nparent,
-				 uint32_t slo, uint32_t shi, uint64_t min_offset, uint32_t min_rank);
+				 uint32_t slo, uint32_t shi, uint64_t min_offset,
+				 uint32_t min_rank);
 
 struct rerank_ctx {
 	const struct search_state *s;
@@ -352,7 +352,8 @@ static enum search_status decompose(struct search_state *s, const uint32_t *item
 			}
 			for (size_t k = 0; k < n; k++) {
 				uint32_t o = items[k];
-				if (s->off[o] == NO_OFFSET && t->sec_lo[o] < hi && lo < t->sec_hi[o])
+				if (s->off[o] == NO_OFFSET && t->sec_lo[o] < hi &&
+				    lo < t->sec_hi[o])
 					sub[ns++] = o;
 			}
 			if (ns) {
@@ -734,7 +735,8 @@ static enum search_status probe(struct search_state *st, uint64_t cap, int64_t m
 				struct search_state *s = &st[g];
 				enum search_status res = run_once(s, cap, r, limit);
 				*sol = s->sol;
-				if (res != ABORTED || s->aborted || planner_now_s() > s->deadline_s ||
+				if (res != ABORTED || s->aborted ||
+				    planner_now_s() > s->deadline_s ||
 				    (s->stop && atomic_load(s->stop)))
 					return res;
 			}
@@ -756,9 +758,9 @@ struct search_job {
 	const struct search_tables *t[2]; /* fine, coarse */
 	const struct search_params *params;
 	atomic_int *stop;
-	int bisect;          /* 0: ask for the target; 1: bisect above it */
+	int bisect;	     /* 0: ask for the target; 1: bisect above it */
 	uint64_t start_best; /* height of the incoming plan */
-	uint64_t best;       /* best height found by this job (UINT64_MAX: none) */
+	uint64_t best;	     /* best height found by this job (UINT64_MAX: none) */
 	uint64_t *best_off;
 	int ret;
 };
@@ -864,8 +866,14 @@ int search_improve(const struct plan_item *it, size_t m, const struct search_par
 		return ret;
 	}
 	for (int j = 0; j < 2; j++) {
-		jobs[j] = (struct search_job){{&t[0], &t[1]}, params, &stop, j, *arena_bytes, UINT64_MAX,
-					      malloc(m * sizeof(uint64_t)), 0};
+		jobs[j] = (struct search_job){{&t[0], &t[1]},
+					      params,
+					      &stop,
+					      j,
+					      *arena_bytes,
+					      UINT64_MAX,
+					      malloc(m * sizeof(uint64_t)),
+					      0};
 		if (!jobs[j].best_off)
 			ret = -ENOMEM;
 	}

@@ -7,7 +7,10 @@
 #include "check.h"
 #include "checker.h"
 
-#define B(size, start, end, off, align) {(size), (start), (end), (off), (align)}
+#define B(size, start, end, off, align)                                                            \
+	{                                                                                          \
+		(size), (start), (end), (off), (align)                                             \
+	}
 
 static int validate(const struct block *b, size_t n, uint64_t arena)
 {

@@ -26,8 +26,9 @@ static void expect_error(const char *text, const char *needle)
 
 static void test_round_trip(void)
 {
-	const char *text = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\r\n\nx y,0,18446744073709551615,"
-			   "1099511627776\n";
+	const char *text =
+	    "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\r\n\nx y,0,18446744073709551615,"
+	    "1099511627776\n";
 	struct csv_instance inst;
 	char why[256];
 	char *buf = NULL;

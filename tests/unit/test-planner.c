@@ -32,8 +32,9 @@ static uint64_t brute_check(const struct block *b, size_t n)
 			if (!b[i].size_bytes || !b[j].size_bytes)
 				continue;
 			if (b[i].t_start < b[j].t_end && b[j].t_start < b[i].t_end) {
-				int disjoint = b[i].offset_bytes + b[i].size_bytes <= b[j].offset_bytes ||
-					       b[j].offset_bytes + b[j].size_bytes <= b[i].offset_bytes;
+				int disjoint =
+				    b[i].offset_bytes + b[i].size_bytes <= b[j].offset_bytes ||
+				    b[j].offset_bytes + b[j].size_bytes <= b[i].offset_bytes;
 				if (!disjoint) {
 					fprintf(stderr, "blocks %zu and %zu overlap\n", i, j);
 					exit(1);
@@ -59,7 +60,10 @@ static struct planner_result solve(struct block *b, size_t n, double limit_s)
 	return res;
 }
 
-#define B(size, start, end) {(size), (start), (end), 0, 1}
+#define B(size, start, end)                                                                        \
+	{                                                                                          \
+		(size), (start), (end), 0, 1                                                       \
+	}
 
 static void test_lower_bound_examples(void)
 {
@@ -124,7 +128,9 @@ static void test_zero_size_and_alignment(void)
 
 static void test_huge_sizes(void)
 {
-	struct block b[] = {B(1ull << 41, 0, 10), B(1ull << 40, 5, 20), B(3ull << 40, 10, 30),
+	struct block b[] = {B(1ull << 41, 0, 10),
+			    B(1ull << 40, 5, 20),
+			    B(3ull << 40, 10, 30),
 			    {1ull << 40, 0, 30, 0, 1ull << 40}};
 	struct planner_result r = solve(b, 4, 0.2);
 	CHECK_EQ_U64(r.lower_bound_bytes, 5ull << 40);
@@ -155,7 +161,8 @@ static void test_random_valid(void)
 			b[i].t_start = rnd(&r, span);
 			b[i].t_end = rnd(&r, 10) == 0 ? BLOCK_T_INFINITY
 						      : b[i].t_start + 1 + rnd(&r, span / 4 + 1);
-			b[i].size_bytes = rnd(&r, 8) == 0 ? 0 : 1 + rnd(&r, 1u << (rnd(&r, 20) + 1));
+			b[i].size_bytes =
+			    rnd(&r, 8) == 0 ? 0 : 1 + rnd(&r, 1u << (rnd(&r, 20) + 1));
 			b[i].align_bytes = 1ull << rnd(&r, 6);
 		}
 		solve(b, n, round % 4 == 0 ? 0.05 : 0);
