@@ -3,15 +3,14 @@
 #include "arena.h"
 
 #include <errno.h>
-#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 
 uintptr_t arena_base;
 uint64_t arena_bytes;
 
-static pthread_mutex_t arena_mutex = PTHREAD_MUTEX_INITIALIZER;
 /* One bit per granule each; one mapping holds all three. */
-static uint64_t *occupied, *starts, *ends;
+static _Atomic uint64_t *occupied, *starts, *ends;
 
 static uint64_t granules_of(uint64_t bytes)
 {
@@ -56,122 +55,108 @@ int arena_map(uint64_t bytes, bool prefault)
 	return 0;
 }
 
-/* Word-at-a-time test and set/clear over granules [first, first + count). */
+/* The bits of granules [bit, bit + count) within one word. */
 static uint64_t run_mask(uint64_t bit, uint64_t count)
 {
 	return count >= 64 ? ~UINT64_C(0) : ((UINT64_C(1) << count) - 1) << bit;
 }
 
-static bool range_clear(uint64_t first, uint64_t count)
+/* Clears the occupied bits of granules [first, first + count). */
+static void range_clear(uint64_t first, uint64_t count)
 {
 	while (count) {
 		uint64_t bit = first % 64, take = 64 - bit < count ? 64 - bit : count;
-		if (occupied[first / 64] & run_mask(bit, take))
-			return false;
+		atomic_fetch_and_explicit(&occupied[first / 64], ~run_mask(bit, take),
+					  memory_order_release);
 		first += take;
 		count -= take;
+	}
+}
+
+/* Sets the occupied bits of granules [first, first + count) if every one of them
+ * is clear, word by word with compare-and-swap. If a word has a bit already set,
+ * the words taken so far are given back and the claim fails. */
+static bool range_take(uint64_t first, uint64_t count)
+{
+	uint64_t at = first, left = count;
+
+	while (left) {
+		uint64_t bit = at % 64, take = 64 - bit < left ? 64 - bit : left;
+		uint64_t mask = run_mask(bit, take);
+		_Atomic uint64_t *word = &occupied[at / 64];
+		uint64_t old = atomic_load_explicit(word, memory_order_relaxed);
+		do {
+			if (old & mask) {
+				range_clear(first, at - first);
+				return false;
+			}
+		} while (!atomic_compare_exchange_weak_explicit(word, &old, old | mask,
+								memory_order_acquire,
+								memory_order_relaxed));
+		at += take;
+		left -= take;
 	}
 	return true;
 }
 
-static void range_set(uint64_t first, uint64_t count, bool set)
+static void bit_set(_Atomic uint64_t *bits, uint64_t i)
 {
-	while (count) {
-		uint64_t bit = first % 64, take = 64 - bit < count ? 64 - bit : count;
-		if (set)
-			occupied[first / 64] |= run_mask(bit, take);
-		else
-			occupied[first / 64] &= ~run_mask(bit, take);
-		first += take;
-		count -= take;
-	}
+	atomic_fetch_or_explicit(&bits[i / 64], UINT64_C(1) << (i % 64), memory_order_release);
 }
 
-static bool bit_test(const uint64_t *bits, uint64_t i)
+/* Clears bit i; returns whether it was set. */
+static bool bit_take(_Atomic uint64_t *bits, uint64_t i)
 {
-	return bits[i / 64] >> (i % 64) & 1;
-}
+	uint64_t bit = UINT64_C(1) << (i % 64);
 
-static void bit_flip(uint64_t *bits, uint64_t i)
-{
-	bits[i / 64] ^= UINT64_C(1) << (i % 64);
+	return atomic_fetch_and_explicit(&bits[i / 64], ~bit, memory_order_acq_rel) & bit;
 }
 
 /* The first set bit at or after i (one exists: every live start has its end). */
-static uint64_t next_set(const uint64_t *bits, uint64_t i)
+static uint64_t next_set(_Atomic uint64_t *bits, uint64_t i)
 {
-	uint64_t word = i / 64, w = bits[word] & (~UINT64_C(0) << (i % 64));
+	uint64_t word = i / 64;
+	uint64_t w = atomic_load_explicit(&bits[word], memory_order_acquire) &
+		     (~UINT64_C(0) << (i % 64));
 
 	while (!w)
-		w = bits[++word];
+		w = atomic_load_explicit(&bits[++word], memory_order_acquire);
 	return word * 64 + (uint64_t)__builtin_ctzll(w);
 }
 
 void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes)
 {
 	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES, count = granules_of(size_bytes);
-	void *p = NULL;
 
-	if (!count)
+	if (!count || !range_take(first, count))
 		return NULL;
-	pthread_mutex_lock(&arena_mutex);
-	if (range_clear(first, count)) {
-		range_set(first, count, true);
-		bit_flip(starts, first);
-		bit_flip(ends, first + count - 1);
-		p = (void *)(arena_base + offset_bytes);
-	}
-	pthread_mutex_unlock(&arena_mutex);
-	return p;
-}
-
-/* The last granule of the live block starting at granule g, or UINT64_MAX if no
- * live block starts at p. Call with the mutex held. */
-static uint64_t block_last(const void *p)
-{
-	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES;
-
-	if (offset % PLAN_GRANULE_BYTES || !bit_test(starts, g))
-		return UINT64_MAX;
-	return next_set(ends, g);
+	bit_set(ends, first + count - 1);
+	bit_set(starts, first);
+	return (void *)(arena_base + offset_bytes);
 }
 
 bool arena_release(const void *p)
 {
-	uint64_t g = ((uintptr_t)p - arena_base) / PLAN_GRANULE_BYTES, last;
+	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES, last;
 
-	pthread_mutex_lock(&arena_mutex);
-	last = block_last(p);
-	if (last != UINT64_MAX) {
-		range_set(g, last - g + 1, false);
-		bit_flip(starts, g);
-		bit_flip(ends, last);
-	}
-	pthread_mutex_unlock(&arena_mutex);
-	return last != UINT64_MAX;
+	/* Whoever clears the start bit owns the release: a racing double free finds
+	 * it clear and does nothing. */
+	if (offset % PLAN_GRANULE_BYTES || !bit_take(starts, g))
+		return false;
+	last = next_set(ends, g);
+	bit_take(ends, last);
+	range_clear(g, last - g + 1);
+	return true;
 }
 
 size_t arena_block_bytes(const void *p)
 {
-	uint64_t g = ((uintptr_t)p - arena_base) / PLAN_GRANULE_BYTES, last;
+	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES;
+	uint64_t bit = UINT64_C(1) << (g % 64);
 
-	pthread_mutex_lock(&arena_mutex);
-	last = block_last(p);
-	pthread_mutex_unlock(&arena_mutex);
-	return last == UINT64_MAX ? 0 : (size_t)((last - g + 1) * PLAN_GRANULE_BYTES);
+	if (offset % PLAN_GRANULE_BYTES ||
+	    !(atomic_load_explicit(&starts[g / 64], memory_order_acquire) & bit))
+		return 0;
+	return (size_t)((next_set(ends, g) - g + 1) * PLAN_GRANULE_BYTES);
 }
 
-void arena_before_fork(void)
-{
-	pthread_mutex_lock(&arena_mutex);
-}
-
-void arena_after_fork_parent(void)
-{
-	pthread_mutex_unlock(&arena_mutex);
-}
-
-void arena_after_fork_child(void)
-{
-	pthread_mutex_init(&arena_mutex, NULL);
-}

@@ -3,15 +3,20 @@
  * the plan says and whatever order the program runs in.
  *
  * Three bitmaps, one bit per 16-byte granule: occupied, block starts, block ends.
- * Soundness, by induction over claims and releases, all made under one mutex:
- *  - invariant: the live blocks' granule ranges are pairwise disjoint; each has its
- *    occupied bits set, a start bit at its first granule and an end bit at its
- *    last, and no other bits are set;
- *  - arena_claim sets a range only if all of its occupied bits are clear, so a new
- *    block shares no granule with a live one;
- *  - arena_release accepts only a pointer at a set start bit, and the first end bit
- *    at or after it is that block's own (any other block's end would lie inside
- *    it, which disjointness rules out), so it clears exactly that block's bits;
+ * No lock: every update is an atomic operation on one 64-bit word. Soundness:
+ *  - a granule's occupied bit is set only by a compare-and-swap that found it
+ *    clear, so at most one claim holds a granule at a time; a claim that finds any
+ *    of its bits set gives back the words it took and fails (a spurious failure of
+ *    a racing claim is only a miss: the caller uses libc);
+ *  - hence the ranges of the blocks handed out and not yet released are pairwise
+ *    disjoint, each with its start bit at its first granule and its end bit at its
+ *    last (both set before the block is handed out);
+ *  - arena_release first clears the start bit, and only the caller that found it
+ *    set goes on (a double free, even a racing one, does nothing); the first end
+ *    bit at or after the start is then the block's own, since any other block's
+ *    end inside it would break disjointness; it clears that end bit and, last, the
+ *    occupied bits, so the granules become claimable only once nothing refers to
+ *    the old block;
  *  - offsets and sizes were bounds-checked against the arena when the plan was
  *    validated, so no claim reaches outside the mapping.
  * Hence no two live blocks ever overlap, even with a hostile plan. The check costs
@@ -40,7 +45,7 @@ int arena_map(uint64_t bytes, bool prefault);
 
 /* Claims size_bytes (rounded up to granules) at offset_bytes (a granule multiple
  * inside the arena) if those granules are free. Returns the block or NULL (busy).
- * Thread-safe; does not allocate. */
+ * Thread-safe and lock-free; async-signal-safe; does not allocate. */
 void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes);
 
 /* Releases the live block that starts at p. Returns false if p is not the start of
@@ -51,6 +56,3 @@ bool arena_release(const void *p);
  * granules), or 0 if p is not the start of a live block. Thread-safe. */
 size_t arena_block_bytes(const void *p);
 
-void arena_before_fork(void);
-void arena_after_fork_parent(void);
-void arena_after_fork_child(void);

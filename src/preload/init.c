@@ -17,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arena.h"
 #include "atomic_file.h"
 #include "callsite.h"
 #include "config.h"
@@ -104,19 +103,16 @@ static void before_fork(void)
 {
 	guard_enter();
 	record_before_fork();
-	arena_before_fork();
 }
 
 static void after_fork_parent(void)
 {
-	arena_after_fork_parent();
 	record_after_fork_parent();
 	guard_leave();
 }
 
 static void after_fork_child(void)
 {
-	arena_after_fork_child();
 	record_after_fork_child();
 	replay_after_fork_child();
 	/* A forked child is the same image as its parent, which owns the plan: it stops
