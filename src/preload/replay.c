@@ -296,16 +296,17 @@ void replay_count_call(void)
  * entries with pread, a window at a time, in occurrence order, into a small
  * buffer of its own (allocated when the site is first used). The window's mutex
  * keeps threads of one site from reading it while it is refilled. */
-#define WINDOW_ENTRIES 32
+#define WINDOW_ENTRIES 128
 
 struct entry_window {
 	pthread_mutex_t lock;
 	uint64_t first; /* occurrence number of e[0] */
 	uint32_t count;
-	struct plan_entry e[WINDOW_ENTRIES];
+	uint32_t capacity; /* WINDOW_ENTRIES, or fewer for a site with fewer entries */
+	struct plan_entry e[];
 };
 
-static struct entry_window *window_of(uint32_t site)
+static struct entry_window *window_of(uint32_t site, const struct plan_site *s)
 {
 	struct entry_window *w = atomic_load_explicit(&windows[site], memory_order_acquire);
 
@@ -314,8 +315,11 @@ static struct entry_window *window_of(uint32_t site)
 	pthread_mutex_lock(&windows_lock);
 	w = atomic_load_explicit(&windows[site], memory_order_relaxed);
 	if (!w) {
-		w = __libc_calloc(1, sizeof(*w));
+		uint32_t capacity = s->entry_count < WINDOW_ENTRIES ? (uint32_t)s->entry_count
+								     : WINDOW_ENTRIES;
+		w = __libc_calloc(1, sizeof(*w) + capacity * sizeof(w->e[0]));
 		if (w) {
+			w->capacity = capacity;
 			pthread_mutex_init(&w->lock, NULL);
 			atomic_store_explicit(&windows[site], w, memory_order_release);
 		}
@@ -328,15 +332,14 @@ static struct entry_window *window_of(uint32_t site)
  * be read (the program closed memplan's descriptor, say). */
 static bool read_entry(uint32_t site, const struct plan_site *s, uint64_t k, struct plan_entry *out)
 {
-	struct entry_window *w = window_of(site);
+	struct entry_window *w = window_of(site, s);
 	bool ok = true;
 
 	if (!w)
 		return false;
 	pthread_mutex_lock(&w->lock);
 	if (k < w->first || k >= w->first + w->count) {
-		uint64_t n =
-		    s->entry_count - k < WINDOW_ENTRIES ? s->entry_count - k : WINDOW_ENTRIES;
+		uint64_t n = s->entry_count - k < w->capacity ? s->entry_count - k : w->capacity;
 		ssize_t got =
 		    pread(plan_fd, w->e, n * sizeof(*w->e),
 			  (off_t)(entries_file_offset + (s->first_entry + k) * sizeof(*w->e)));
