@@ -321,24 +321,28 @@ static void rerank(struct search_state *s, uint32_t *items, size_t n, uint32_t *
 	}
 }
 
-/* Solves the independent groups separated by zero-cut boundaries, one by one. */
+/* After b is placed at min_offset: lowers the cuts of the boundaries b crosses and
+ * searches on. If that leaves boundaries with no unplaced block across them, the
+ * groups between them are independent and are solved one by one, each from offset
+ * 0 under its own ranking. The cuts stay lowered for the whole subtree (so that
+ * they reach zero as blocks are placed) and are restored on return. */
 static enum search_status decompose(struct search_state *s, const uint32_t *items, size_t n,
-				    uint32_t slo, uint32_t shi, uint32_t b, uint64_t min_offset,
-				    int *split)
+				    uint32_t slo, uint32_t shi, uint32_t b, uint64_t min_offset)
 {
 	const struct search_tables *t = s->t;
 	uint32_t cut_buf[64], ncut = 0;
 	uint32_t *cutpoints = cut_buf;
 	enum search_status st = FOUND;
 
-	*split = 0;
 	for (uint32_t q = t->sec_lo[b]; q + 1 < t->sec_hi[b]; q++) {
 		if (--s->cuts[q] == 0 && q + 1 > slo && q + 1 < shi && ncut < 64)
 			cutpoints[ncut++] = q + 1;
 	}
-	(void)min_offset;
-	if (ncut) {
-		*split = 1;
+	if (!ncut) {
+		/* Still one group: search on with the cuts of b's sections lowered, so
+		 * that a later placement can bring them to zero. */
+		st = search(s, items, n, slo, shi, min_offset, s->rank[b]);
+	} else {
 		size_t saved = s->pool_used;
 		uint32_t lo = slo;
 		for (uint32_t c = 0; c <= ncut && st == FOUND; c++) {
@@ -447,12 +451,8 @@ static enum search_status search(struct search_state *s, const uint32_t *parent,
 			break;
 		}
 		enum search_status r = NOT_FOUND;
-		if (check_sections(s, slo, shi, offset)) {
-			int split;
-			r = decompose(s, ord, n, slo, shi, b, offset, &split);
-			if (!split && r == FOUND)
-				r = search(s, ord, n, slo, shi, offset, s->rank[b]);
-		}
+		if (check_sections(s, slo, shi, offset))
+			r = decompose(s, ord, n, slo, shi, b, offset);
 		unplace(s, b, (size_t)mark);
 		if (r == FOUND)
 			s->sol[b] = offset;

@@ -193,6 +193,19 @@ static void tile(struct rng *r, struct block *b, size_t *n, uint64_t t0, uint64_
 	}
 }
 
+/* Multiplies every size by unit and shuffles the blocks. */
+static void scale_and_shuffle(struct rng *r, struct block *b, size_t n, uint64_t unit)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i].size_bytes *= unit;
+	for (size_t i = n; i > 1; i--) {
+		size_t j = rnd(r, i);
+		struct block tmp = b[i - 1];
+		b[i - 1] = b[j];
+		b[j] = tmp;
+	}
+}
+
 static void test_known_optimum(void)
 {
 	struct rng r = {2024};
@@ -201,18 +214,34 @@ static void test_known_optimum(void)
 		size_t n = 0;
 		uint64_t height = 64 + rnd(&r, 1000), unit = 1 + rnd(&r, 3) * 1024;
 		tile(&r, b, &n, 0, 50 + rnd(&r, 50), 0, height, 6);
-		for (size_t i = 0; i < n; i++)
-			b[i].size_bytes *= unit;
-		for (size_t i = n; i > 1; i--) {
-			size_t j = rnd(&r, i);
-			struct block tmp = b[i - 1];
-			b[i - 1] = b[j];
-			b[j] = tmp;
-		}
+		scale_and_shuffle(&r, b, n, unit);
 		struct planner_result res = solve(b, n, 2.0);
 		CHECK_EQ_U64(res.lower_bound_bytes, height * unit);
 		CHECK_EQ_U64(res.arena_bytes, height * unit);
 		CHECK(res.proven_optimal);
+	}
+}
+
+/* Independent tilings side by side in time, all resting on two blocks that span
+ * the whole timeline. Once both are placed, the tilings no longer share a block
+ * and the search must split them into separate problems (the cut between two
+ * tilings only reaches zero after the second long block): solved together, a
+ * failure in one tiling sends the search back through the choices of the others. */
+static void test_decomposition(void)
+{
+	struct rng r = {7};
+	for (int round = 0; round < 10; round++) {
+		struct block b[24 * 32 + 2];
+		size_t n = 0;
+		uint64_t height = 1000, width = 60, regions = 24, unit = 1024;
+		for (uint64_t k = 0; k < regions; k++)
+			tile(&r, b, &n, k * width, (k + 1) * width, 0, height, 5);
+		b[n++] = (struct block){50, 0, regions * width, 0, 1};
+		b[n++] = (struct block){70, 0, regions * width, 0, 1};
+		scale_and_shuffle(&r, b, n, unit);
+		struct planner_result res = solve(b, n, 3.0);
+		CHECK_EQ_U64(res.lower_bound_bytes, (height + 120) * unit);
+		CHECK_EQ_U64(res.arena_bytes, res.lower_bound_bytes);
 	}
 }
 
@@ -225,5 +254,6 @@ int main(void)
 	test_timeline_split();
 	test_random_valid();
 	test_known_optimum();
+	test_decomposition();
 	return 0;
 }
