@@ -267,9 +267,9 @@ int replay_start(void)
 		plan_fd = -1;
 		return 0; /* a process the recording did not see: counted as no_plan */
 	}
-	give_back(plan, len, NULL); /* all of it; what replay reads comes back as used */
 	preload_config.depth = image.record.depth;
 	r = index_image();
+	give_back(plan, len, NULL); /* all of it; what replay reads comes back as used */
 	if (r == 0)
 		r = callsite_init(image.record.depth, &interner);
 	if (r == 0)
