@@ -35,29 +35,14 @@
 #define SEARCH_MAX_ITEMS 2500
 #define SEARCH_MAX_PAIRS 4000000ull
 
-/* Rankings in each round robin: the four fixed ones and two with shuffled ties. */
-#define SEARCH_RANKINGS 6
+/* Rankings in each round robin (MiniMalloc's three). */
+#define SEARCH_RANKINGS 3
 
 enum search_status { FOUND, NOT_FOUND, ABORTED };
 
 /* Static rankings, keys larger first: T = peak load over the lifetime, A = area,
- * W = width (lifetime), Z = size, R = a pseudo-random number fixed by the ranking
- * index (rankings past the first four differ only in how they break ties). */
-static const char *const ranking_keys[] = {"TAW", "WAT", "TWA", "ZTW", "TR"};
-
-static const char *ranking_key(int ranking)
-{
-	return ranking_keys[ranking < 4 ? ranking : 4];
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
+ * W = width (lifetime); ties go to the earlier block in the input. */
+static const char *const ranking_keys[SEARCH_RANKINGS] = {"TAW", "WAT", "TWA"};
 
 /* Orders items a and b under a ranking given each item's peak load. */
 static int rank_cmp(const struct plan_item *it, const uint64_t *peak, int ranking, uint32_t a,
@@ -65,7 +50,7 @@ static int rank_cmp(const struct plan_item *it, const uint64_t *peak, int rankin
 {
 	const struct plan_item *x = &it[a], *y = &it[b];
 
-	for (const char *k = ranking_key(ranking); *k; k++) {
+	for (const char *k = ranking_keys[ranking]; *k; k++) {
 		unsigned __int128 u = 0, v = 0;
 		switch (*k) {
 		case 'T':
@@ -79,14 +64,6 @@ static int rank_cmp(const struct plan_item *it, const uint64_t *peak, int rankin
 		case 'W':
 			u = x->t_end - x->t_start;
 			v = y->t_end - y->t_start;
-			break;
-		case 'Z':
-			u = x->size_bytes;
-			v = y->size_bytes;
-			break;
-		case 'R':
-			u = mix64(x->seq * 0x9e3779b97f4a7c15ull + (uint64_t)ranking);
-			v = mix64(y->seq * 0x9e3779b97f4a7c15ull + (uint64_t)ranking);
 			break;
 		}
 		if (u != v)
@@ -519,7 +496,7 @@ static void tables_free(struct search_tables *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int tables_build(struct search_tables *t, const struct plan_item *it, size_t m, int fine)
+static int tables_build(struct search_tables *t, const struct plan_item *it, size_t m)
 {
 	uint64_t *times = NULL, *peak = NULL;
 	uint32_t nt = 0;
@@ -532,8 +509,7 @@ static int tables_build(struct search_tables *t, const struct plan_item *it, siz
 	if (!times)
 		goto err;
 	for (size_t i = 0; i < m; i++) {
-		if (fine)
-			times[nt++] = it[i].t_start;
+		times[nt++] = it[i].t_start;
 		times[nt++] = it[i].t_end;
 	}
 	qsort(times, nt, sizeof(*times), cmp_u64);
@@ -557,10 +533,9 @@ static int tables_build(struct search_tables *t, const struct plan_item *it, siz
 	uint64_t g = 0;
 	size_t nmem = 0;
 	for (uint32_t i = 0; i < m; i++) {
-		/* Coarse: section k is what is alive just before the k-th distinct end
-		 * time (the moments of locally highest load), as in MiniMalloc. Fine:
-		 * every interval between event times, which prunes more but decomposes
-		 * differently; the search uses both. */
+		/* Section k is the interval between the k-th and (k+1)-th distinct event
+		 * times. MiniMalloc keeps only the moments before each end; on the
+		 * challenging suite these finer sections did as well or better. */
 		t->sec_lo[i] = time_index(times, nt, it[i].t_start + 1);
 		t->sec_hi[i] = time_index(times, nt, it[i].t_end) + 1;
 		for (uint32_t q = t->sec_lo[i]; q < t->sec_hi[i]; q++) {
@@ -571,7 +546,13 @@ static int tables_build(struct search_tables *t, const struct plan_item *it, siz
 			t->cuts0[q]++;
 		nmem += t->sec_hi[i] - t->sec_lo[i];
 		g = gcd_u64(g, it[i].size_bytes);
-		g = gcd_u64(g, it[i].align_bytes);
+	}
+	/* Offsets are tops of other blocks rounded up to an alignment: an alignment
+	 * that divides g, or that g divides, keeps them multiples of g. */
+	for (uint32_t i = 0; i < m && g > 1; i++) {
+		uint64_t a = it[i].align_bytes;
+		if (a % g && g % a)
+			g = gcd_u64(g, a);
 	}
 	t->gran = g ? g : 1;
 	for (uint32_t q = 0; q < t->nsec; q++)
@@ -716,14 +697,13 @@ static enum search_status run_once(struct search_state *s, uint64_t cap, int ran
 	return search(s, items, t->m, 0, t->nsec, 0, 0);
 }
 
-/* Round robin over rankings and both section granularities (st[0] fine, st[1]
- * coarse) with doubling node limits, up to max_limit per run. Returns FOUND (plan
- * in *sol), NOT_FOUND (proven: no canonical plan fits, so no plan fits) or
- * ABORTED (limits or deadline). */
-static enum search_status probe(struct search_state *st, uint64_t cap, int64_t max_limit,
+/* Round robin over the rankings with doubling node limits, up to max_limit per
+ * run. Returns FOUND (plan in *sol), NOT_FOUND (proven: no canonical plan fits, so
+ * no plan fits) or ABORTED (limits or deadline). */
+static enum search_status probe(struct search_state *s, uint64_t cap, int64_t max_limit,
 				const uint64_t **sol)
 {
-	int64_t limit = st[0].t->m;
+	int64_t limit = s->t->m;
 
 	for (;;) {
 		if (limit < INT64_MAX / 2)
@@ -731,15 +711,11 @@ static enum search_status probe(struct search_state *st, uint64_t cap, int64_t m
 		if (limit > max_limit)
 			return ABORTED;
 		for (int r = 0; r < SEARCH_RANKINGS; r++) {
-			for (int g = 0; g < 2; g++) {
-				struct search_state *s = &st[g];
-				enum search_status res = run_once(s, cap, r, limit);
-				*sol = s->sol;
-				if (res != ABORTED || s->aborted ||
-				    planner_now_s() > s->deadline_s ||
-				    (s->stop && atomic_load(s->stop)))
-					return res;
-			}
+			enum search_status res = run_once(s, cap, r, limit);
+			*sol = s->sol;
+			if (res != ABORTED || s->aborted || planner_now_s() > s->deadline_s ||
+			    (s->stop && atomic_load(s->stop)))
+				return res;
 		}
 	}
 }
@@ -755,7 +731,7 @@ static uint64_t plan_height(const struct plan_item *it, size_t m, const uint64_t
 }
 
 struct search_job {
-	const struct search_tables *t[2]; /* fine, coarse */
+	const struct search_tables *t;
 	const struct search_params *params;
 	atomic_int *stop;
 	int bisect;	     /* 0: ask for the target; 1: bisect above it */
@@ -768,25 +744,17 @@ struct search_job {
 static void *search_worker(void *arg)
 {
 	struct search_job *job = arg;
-	const struct search_tables *t = job->t[0];
+	const struct search_tables *t = job->t;
 	uint64_t target = job->params->target_bytes, g = t->gran;
-	struct search_state st[2];
+	struct search_state st[1];
 	const uint64_t *sol = NULL;
-	int aborted = 0;
 
 	job->best = UINT64_MAX;
-	job->ret = state_init(&st[0], job->t[0]);
+	job->ret = state_init(st, t);
 	if (job->ret)
 		return NULL;
-	job->ret = state_init(&st[1], job->t[1]);
-	if (job->ret) {
-		state_free(&st[0]);
-		return NULL;
-	}
-	for (int k = 0; k < 2; k++) {
-		st[k].deadline_s = job->params->deadline_s;
-		st[k].stop = job->stop;
-	}
+	st->deadline_s = job->params->deadline_s;
+	st->stop = job->stop;
 
 	if (!job->bisect) {
 		enum search_status res = probe(st, target, INT64_MAX, &sol);
@@ -804,7 +772,7 @@ static void *search_worker(void *arg)
 	uint64_t floor_cap = (target + g - 1) / g * g;
 	uint64_t lo = floor_cap + g;
 	while (planner_now_s() < job->params->deadline_s && !atomic_load(job->stop) &&
-	       !st[0].aborted && !st[1].aborted) {
+	       !st->aborted) {
 		if (best <= floor_cap || best < g)
 			break;
 		uint64_t hi = best - g;
@@ -824,6 +792,9 @@ static void *search_worker(void *arg)
 			if (best <= target)
 				atomic_store(job->stop, 1);
 		} else {
+			/* Proven infeasible at mid: so is everything below it. */
+			if (res == NOT_FOUND)
+				floor_cap = mid;
 			lo = mid + g;
 		}
 		if (job->params->progress && job->best != UINT64_MAX)
@@ -832,17 +803,15 @@ static void *search_worker(void *arg)
 					      planner_now_s() - job->params->t0_s);
 	}
 out:
-	aborted = st[0].aborted < 0 ? st[0].aborted : st[1].aborted;
-	job->ret = aborted < 0 ? aborted : 0;
-	state_free(&st[0]);
-	state_free(&st[1]);
+	job->ret = st->aborted < 0 ? st->aborted : 0;
+	state_free(st);
 	return NULL;
 }
 
 int search_improve(const struct plan_item *it, size_t m, const struct search_params *params,
 		   uint64_t *off, uint64_t *arena_bytes)
 {
-	struct search_tables t[2];
+	struct search_tables t;
 	struct search_job jobs[2];
 	atomic_int stop = 0;
 	pthread_t tid;
@@ -857,23 +826,13 @@ int search_improve(const struct plan_item *it, size_t m, const struct search_par
 			pairs++;
 	if (pairs > SEARCH_MAX_PAIRS)
 		return 0;
-	ret = tables_build(&t[0], it, m, 1);
+	ret = tables_build(&t, it, m);
 	if (ret)
 		return ret;
-	ret = tables_build(&t[1], it, m, 0);
-	if (ret) {
-		tables_free(&t[0]);
-		return ret;
-	}
 	for (int j = 0; j < 2; j++) {
-		jobs[j] = (struct search_job){{&t[0], &t[1]},
-					      params,
-					      &stop,
-					      j,
-					      *arena_bytes,
-					      UINT64_MAX,
-					      malloc(m * sizeof(uint64_t)),
-					      0};
+		jobs[j] = (struct search_job){
+		    &t, params, &stop, j, *arena_bytes, UINT64_MAX, malloc(m * sizeof(uint64_t)),
+		    0};
 		if (!jobs[j].best_off)
 			ret = -ENOMEM;
 	}
@@ -911,7 +870,6 @@ int search_improve(const struct plan_item *it, size_t m, const struct search_par
 err_free:
 	for (int j = 0; j < 2; j++)
 		free(jobs[j].best_off);
-	tables_free(&t[0]);
-	tables_free(&t[1]);
+	tables_free(&t);
 	return ret;
 }
