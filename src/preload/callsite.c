@@ -63,41 +63,27 @@ static char *plan_strings;
 static uint64_t plan_strings_bytes, plan_strings_cap;
 static struct addr_map module_key_to_index;
 
-static int find_own_module(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	uintptr_t self = (uintptr_t)ctx;
-
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && self >= s && self < s + ph->p_memsz) {
-			own_start = UINTPTR_MAX;
-			for (int j = 0; j < info->dlpi_phnum; j++) {
-				const ElfW(Phdr) *q = &info->dlpi_phdr[j];
-				uintptr_t qs = info->dlpi_addr + q->p_vaddr;
-				if (q->p_type != PT_LOAD)
-					continue;
-				if (qs < own_start)
-					own_start = qs;
-				if (qs + q->p_memsz > own_end)
-					own_end = qs + q->p_memsz;
-			}
-			return 1;
-		}
-	}
-	return 0;
-}
-
 int callsite_init(unsigned depth, const struct callsite_interner *in)
 {
+	const struct module *own;
+	int r;
+
 	callsite_depth = depth;
 	interner = *in;
-	dl_iterate_phdr(find_own_module, (void *)(uintptr_t)callsite_init);
 	/* Per-thread caches: no lock inside libunwind on the hot path. */
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	if (addr_map_init(&raw_to_site, 1024) < 0 || addr_map_init(&module_key_to_index, 64) < 0)
 		return -ENOMEM;
-	return module_table_refresh(&modules);
+	r = module_table_refresh(&modules);
+	if (r < 0)
+		return r;
+	/* memplan's own frames are recognised by module: this one. */
+	own = module_table_find(&modules, (uintptr_t)callsite_init);
+	if (own) {
+		own_start = own->start;
+		own_end = own->end;
+	}
+	return 0;
 }
 
 /* The plan-module index for m, adding it on first sight. UINT32_MAX on ENOMEM. */
