@@ -3,7 +3,6 @@
 #include "callsite.h"
 
 #include <errno.h>
-#include <link.h>
 #include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
