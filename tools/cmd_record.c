@@ -18,13 +18,17 @@
 #include "launch.h"
 #include "plan_file.h"
 
+/* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
+ * after the reason, if any (getopt has already named a bad option), returning 2. */
 static int usage(const char *why)
 {
-	if (why)
+	FILE *out = why ? stderr : stdout;
+
+	if (why && *why)
 		fprintf(stderr, "memplan: record: %s\n", why);
-	fprintf(stderr,
+	fprintf(out,
 		"usage: memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD [ARG...]\n");
-	return 2;
+	return why ? 2 : 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -64,10 +68,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 		case 'h':
-			usage(NULL);
-			return 0;
-		default:
 			return usage(NULL);
+		default:
+			return usage("");
 		}
 	}
 	if (!output)

@@ -14,13 +14,17 @@
 #include "launch.h"
 #include "plan_file.h"
 
+/* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
+ * after the reason, if any (getopt has already named a bad option), returning 2. */
 static int usage(const char *why)
 {
-	if (why)
+	FILE *out = why ? stderr : stdout;
+
+	if (why && *why)
 		fprintf(stderr, "memplan: replay: %s\n", why);
-	fprintf(stderr,
+	fprintf(out,
 		"usage: memplan replay -p PLAN [--stats FILE] [--prefault] -- CMD [ARG...]\n");
-	return 2;
+	return why ? 2 : 0;
 }
 
 /* Exports path, made absolute, under name. */
@@ -64,10 +68,9 @@ int cmd_replay(int argc, char **argv)
 			prefault = 1;
 			break;
 		case 'h':
-			usage(NULL);
-			return 0;
-		default:
 			return usage(NULL);
+		default:
+			return usage("");
 		}
 	}
 	if (!plan)

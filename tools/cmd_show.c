@@ -17,12 +17,16 @@
 #include "plan_svg.h"
 #include "symbolize.h"
 
+/* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
+ * after the reason, if any (getopt has already named a bad option), returning 2. */
 static int usage(const char *why)
 {
-	if (why)
+	FILE *out = why ? stderr : stdout;
+
+	if (why && *why)
 		fprintf(stderr, "memplan: show: %s\n", why);
-	fprintf(stderr, "usage: memplan show [--json | --svg] [--top N] PLAN\n");
-	return 2;
+	fprintf(out, "usage: memplan show [--json | --svg] [--top N] PLAN\n");
+	return why ? 2 : 0;
 }
 
 static void json_string(FILE *out, const char *s, size_t len)
@@ -179,10 +183,9 @@ int cmd_show(int argc, char **argv)
 			break;
 		}
 		case 'h':
-			usage(NULL);
-			return 0;
-		default:
 			return usage(NULL);
+		default:
+			return usage("");
 		}
 	}
 	if (optind + 1 != argc)

@@ -35,9 +35,15 @@ int main(int argc, char **argv)
 		printf("memplan %s\n", MEMPLAN_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(argv[1], commands[i].name)) {
+			/* getopt names argv[0] in its messages: "memplan record: ...". */
+			char name[32];
+			snprintf(name, sizeof(name), "memplan %s", commands[i].name);
+			argv[1] = name;
 			return commands[i].run(argc - 1, argv + 1);
+		}
+	}
 	fprintf(stderr, "memplan: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }
