@@ -566,6 +566,12 @@ static int cmp_u64(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
+/* The index of time t, which is one of times[0..nt) (sorted, distinct). */
+static size_t section_of(const uint64_t *times, size_t nt, uint64_t t)
+{
+	return (size_t)((const uint64_t *)bsearch(&t, times, nt, sizeof(*times), cmp_u64) - times);
+}
+
 /* For each item, the highest load (live bytes) during its lifetime. */
 static int peak_load_keys(const struct plan_item *it, size_t m, uint64_t *key)
 {
@@ -595,12 +601,8 @@ static int peak_load_keys(const struct plan_item *it, size_t m, uint64_t *key)
 	}
 	/* Difference array over sections [times[k], times[k+1]). */
 	for (size_t i = 0; i < m; i++) {
-		size_t a = (size_t)((uint64_t *)bsearch(&it[i].t_start, times, nt, sizeof(*times),
-							cmp_u64) -
-				    times);
-		size_t b =
-		    (size_t)((uint64_t *)bsearch(&it[i].t_end, times, nt, sizeof(*times), cmp_u64) -
-			     times);
+		size_t a = section_of(times, nt, it[i].t_start);
+		size_t b = section_of(times, nt, it[i].t_end);
 		tree[leaves + a] += it[i].size_bytes;
 		tree[leaves + b] -= it[i].size_bytes;
 	}
@@ -612,12 +614,8 @@ static int peak_load_keys(const struct plan_item *it, size_t m, uint64_t *key)
 	for (size_t k = leaves - 1; k >= 1; k--)
 		tree[k] = tree[2 * k] > tree[2 * k + 1] ? tree[2 * k] : tree[2 * k + 1];
 	for (size_t i = 0; i < m; i++) {
-		size_t a = (size_t)((uint64_t *)bsearch(&it[i].t_start, times, nt, sizeof(*times),
-							cmp_u64) -
-				    times);
-		size_t b =
-		    (size_t)((uint64_t *)bsearch(&it[i].t_end, times, nt, sizeof(*times), cmp_u64) -
-			     times);
+		size_t a = section_of(times, nt, it[i].t_start);
+		size_t b = section_of(times, nt, it[i].t_end);
 		uint64_t best = 0;
 		for (size_t l = a + leaves, r = b + leaves; l < r; l >>= 1, r >>= 1) {
 			if (l & 1) {
