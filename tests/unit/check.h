@@ -2,6 +2,7 @@
  * the test exits 1. Exit 77 means skipped (meson's convention). */
 #pragma once
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -22,3 +23,13 @@
 			exit(1);                                                                   \
 		}                                                                                  \
 	} while (0)
+
+/* A fixed-seed xorshift generator, so every run of a test sees the same inputs.
+ * *state must start non-zero. */
+static inline uint64_t check_random(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}

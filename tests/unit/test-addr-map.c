@@ -12,10 +12,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static uint64_t next_random(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return check_random(&rng);
 }
 
 int main(void)

@@ -13,10 +13,7 @@ static uint64_t rng = 0x2545F4914F6CDD1Dull;
 
 static uint64_t next_random(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return check_random(&rng);
 }
 
 static void check_valid(struct block *b, size_t n)
