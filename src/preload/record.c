@@ -1,10 +1,9 @@
 /* Record mode, see record.h.
  *
  * One mutex orders all events, which is what gives the logical clock a meaning
- * across threads. Allocation records live in an mmap'ed array grown with mremap,
- * so growing it never copies; live blocks are found by address in an open-
- * addressing map. Each allocation is recorded after libc returned it and each
- * free before libc sees it, so an address is never in the map twice. */
+ * across threads. The recording (recording.h) plans as it goes, so at exit the
+ * image only has to be written. Each allocation is recorded after libc returned
+ * it and each free before libc sees it, so an address is never recorded twice. */
 #define _GNU_SOURCE
 #include "record.h"
 
@@ -12,16 +11,15 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
-#include "addr_map.h"
 #include "callsite.h"
 #include "init.h"
 #include "log.h"
 #include "plan_builder.h"
 #include "plan_store.h"
 #include "real_libc.h"
+#include "recording.h"
 #include "uthash_libc.h"
 
 struct site_index {
@@ -31,12 +29,9 @@ struct site_index {
 };
 
 static pthread_mutex_t record_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct recorded_alloc *allocs;
-static uint64_t alloc_count, alloc_capacity;
-static struct addr_map live; /* address -> index in allocs */
-static uint64_t clock_ticks;
+static struct recording recording;
 static _Atomic uint64_t alloc_calls;
-static bool recording;
+static bool recording_on;
 
 /* Sites, built by the interner under the call-site lock. */
 static struct site_index *sites_by_key;
@@ -95,21 +90,6 @@ static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *si
 	return site_count++;
 }
 
-static bool grow_allocs(void)
-{
-	uint64_t cap = alloc_capacity ? 2 * alloc_capacity : (1u << 16);
-	size_t old_bytes = alloc_capacity * sizeof(*allocs), new_bytes = cap * sizeof(*allocs);
-	void *p = allocs ? mremap(allocs, old_bytes, new_bytes, MREMAP_MAYMOVE)
-			 : mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return false;
-	allocs = p;
-	alloc_capacity = cap;
-	return true;
-}
-
 int record_start(void)
 {
 	static const struct callsite_interner interner = {intern_site, NULL};
@@ -117,18 +97,26 @@ int record_start(void)
 
 	r = callsite_init(preload_config.depth, &interner);
 	if (r == 0)
-		r = addr_map_init(&live, 4096);
-	if (r == 0 && !grow_allocs())
-		r = -ENOMEM;
+		r = recording_init(&recording);
 	if (r < 0) {
 		log_error("cannot start recording: out of memory", NULL);
 		return r;
 	}
-	recording = true;
+	recording_on = true;
 	return 0;
 }
 
-static void record_new_block(void *p, size_t size, size_t align, uint64_t realloc_of)
+/* The recording numbers sites as the interner does; it learns of them lazily, under
+ * the record lock. */
+static bool know_site(uint32_t site)
+{
+	while (recording.site_count <= site)
+		if (recording_add_site(&recording) < 0)
+			return false;
+	return true;
+}
+
+void record_alloc(void *p, size_t size, size_t align)
 {
 	uint32_t site;
 
@@ -139,69 +127,48 @@ static void record_new_block(void *p, size_t size, size_t align, uint64_t reallo
 	if (site == CALLSITE_UNKNOWN)
 		return;
 	pthread_mutex_lock(&record_mutex);
-	if (recording && (alloc_count < alloc_capacity || grow_allocs())) {
-		allocs[alloc_count] = (struct recorded_alloc){
-		    .site = site,
-		    .align_bytes = (uint32_t)align,
-		    .size_bytes = size,
-		    .t_start = clock_ticks++,
-		    .t_end = PLAN_T_INFINITY,
-		    .realloc_of = realloc_of,
-		};
-		if (addr_map_put(&live, (uint64_t)(uintptr_t)p, alloc_count) == 0)
-			alloc_count++;
-	}
+	if (recording_on && know_site(site))
+		recording_alloc(&recording, (uintptr_t)p, site, size, align);
 	pthread_mutex_unlock(&record_mutex);
-}
-
-void record_alloc(void *p, size_t size, size_t align)
-{
-	record_new_block(p, size, align, RECORDED_NOT_REALLOC);
 }
 
 void record_free(void *p)
 {
-	uint64_t index;
-
 	if (!p)
 		return;
 	pthread_mutex_lock(&record_mutex);
-	if (recording && addr_map_remove(&live, (uint64_t)(uintptr_t)p, &index))
-		allocs[index].t_end = clock_ticks++;
+	if (recording_on)
+		recording_free(&recording, (uintptr_t)p);
 	pthread_mutex_unlock(&record_mutex);
 }
 
 uint64_t record_realloc_begin(void *old)
 {
-	uint64_t index = UINT64_MAX;
+	uint64_t token = RECORDING_NO_TOKEN;
 
 	if (!old)
-		return index;
+		return token;
 	pthread_mutex_lock(&record_mutex);
-	if (!recording || !addr_map_remove(&live, (uint64_t)(uintptr_t)old, &index))
-		index = UINT64_MAX;
+	if (recording_on)
+		token = recording_realloc_begin(&recording, (uintptr_t)old);
 	pthread_mutex_unlock(&record_mutex);
-	return index;
+	return token;
 }
 
 void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 {
-	if (!new_p && size) {
-		/* libc failed: the old block is still alive and still ours to track. */
-		pthread_mutex_lock(&record_mutex);
-		if (recording && token != UINT64_MAX)
-			addr_map_put(&live, (uint64_t)(uintptr_t)old, token);
-		pthread_mutex_unlock(&record_mutex);
-		return;
+	uint32_t site = RECORDING_NO_SITE;
+
+	if (new_p) {
+		atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+		site = callsite_capture();
+		if (site == CALLSITE_UNKNOWN)
+			site = RECORDING_NO_SITE;
 	}
-	/* The new block starts before the old one ends: during the copy both are
-	 * alive, and the plan must not overlay them. */
-	record_new_block(new_p, size, 1, token == UINT64_MAX ? RECORDED_NOT_REALLOC : token);
-	if (token == UINT64_MAX)
-		return;
 	pthread_mutex_lock(&record_mutex);
-	if (recording)
-		allocs[token].t_end = clock_ticks++;
+	if (recording_on && (site == RECORDING_NO_SITE || know_site(site)))
+		recording_realloc_done(&recording, token, (uintptr_t)old, (uintptr_t)new_p,
+				       size, site);
 	pthread_mutex_unlock(&record_mutex);
 }
 
@@ -245,11 +212,11 @@ int record_finish(bool from_signal)
 	int r;
 
 	pthread_mutex_lock(&record_mutex);
-	if (!recording) {
+	if (!recording_on) {
 		pthread_mutex_unlock(&record_mutex);
 		return 0;
 	}
-	recording = false;
+	recording_on = false;
 	callsite_lock();
 	callsite_modules(&modules, &image.record.module_count, &module_strings,
 			 &module_strings_bytes);
@@ -266,8 +233,10 @@ int record_finish(bool from_signal)
 	strings = build_strings(&image, module_strings, module_strings_bytes);
 	r = strings ? 0 : -ENOMEM;
 	image.strings = strings;
+	if (r == 0 && site_count && !know_site(site_count - 1))
+		r = -ENOMEM;
 	if (r == 0)
-		r = plan_builder_build(&image, allocs, alloc_count, &opt, &planned_sites, &entries);
+		r = recording_build(&recording, &image, &opt, &planned_sites, &entries);
 	if (r == 0)
 		r = plan_store_merge(preload_config.plan_path, preload_config.record_id, &image);
 	callsite_unlock();
@@ -295,5 +264,5 @@ void record_after_fork_child(void)
 {
 	pthread_mutex_init(&record_mutex, NULL);
 	callsite_after_fork_child();
-	recording = false;
+	recording_on = false;
 }

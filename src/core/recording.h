@@ -1,0 +1,99 @@
+/* A recording in progress, planned as it goes: each allocation becomes its site's
+ * next plan entry the moment it happens, with an offset from an online offset
+ * allocator (offset_allocator.h), and its free fills in the entry's end. So when
+ * the program ends, the plan is already made and only has to be written; nothing
+ * proportional to the trace is sorted or packed at exit.
+ *
+ * Time is a logical clock: one tick per allocation or free. A realloc that moves
+ * takes two: the new block starts, then the old one ends, since both are alive
+ * during the copy. A realloc that fits its block (rounded to granules) stays
+ * there: its entry takes no space of its own, names the entry whose block it
+ * continues (in_place_of), and that entry's lifetime stretches over it.
+ *
+ * Addresses are only keys: the recording never touches the memory. Pure: no
+ * global state; not thread-safe (the caller orders events under its own lock). */
+#pragma once
+
+#include <stdint.h>
+
+#include "addr_map.h"
+#include "offset_allocator.h"
+#include "plan_file.h"
+#include "planner.h"
+
+struct recording_site {
+	struct plan_entry *entries; /* by occurrence; in_place_of is fixed up at the end */
+	uint64_t count, capacity;
+};
+
+struct recording_ref {
+	uint32_t site;
+	uint64_t occurrence;
+};
+
+/* A block alive now, found by its address. */
+struct recording_live {
+	struct recording_ref root;    /* the entry whose range this is */
+	struct recording_ref current; /* the entry now using it (root, or an in-place realloc) */
+	uint64_t granules;	      /* the range's size */
+	uint32_t range;		      /* in the offset allocator; next free slot when unused */
+};
+
+/* An in-place realloc's entry and the entry it continues. */
+struct recording_in_place {
+	struct recording_ref entry, root;
+};
+
+/* The fields are private; the struct is public so that it can be embedded. */
+struct recording {
+	struct recording_site *sites;
+	uint32_t site_count, site_capacity;
+	struct recording_live *live;
+	uint32_t live_used, live_capacity, live_free; /* live_free: a list through range */
+	struct addr_map by_address;		      /* address -> index into live */
+	struct offset_allocator offsets;
+	struct recording_in_place *in_place;
+	uint64_t in_place_count, in_place_capacity;
+	uint64_t clock, entry_count, live_bytes, peak_bytes;
+};
+
+/* Returns 0 or -ENOMEM. */
+int recording_init(struct recording *rec);
+void recording_fini(struct recording *rec);
+
+/* Adds a call site; sites are numbered from 0 in the order they are added.
+ * Returns 0 or -ENOMEM. */
+int recording_add_site(struct recording *rec);
+
+/* A block of size bytes (non-zero) aligned to align (a power of two, at most
+ * PLAN_MAX_ALIGN_BYTES) now lives at address, allocated from site. Returns 0, or
+ * -ENOMEM (the block is then not recorded). */
+int recording_alloc(struct recording *rec, uint64_t address, uint32_t site, uint64_t size,
+		    uint64_t align);
+
+/* The block at address is freed (an address not recorded is ignored). */
+void recording_free(struct recording *rec, uint64_t address);
+
+/* A realloc of the block at old is about to run: takes it out of the address map
+ * (libc may hand its address out again at once). Returns a token for
+ * recording_realloc_done, RECORDING_NO_TOKEN if old was not recorded. */
+#define RECORDING_NO_TOKEN UINT64_MAX
+uint64_t recording_realloc_begin(struct recording *rec, uint64_t old);
+
+/* The realloc finished: the block is now size bytes at address (may equal old), from
+ * site; address 0 means libc failed and the old block lives on. site may be
+ * RECORDING_NO_SITE: the old block ends and the new one is not recorded. */
+#define RECORDING_NO_SITE UINT32_MAX
+void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
+			    uint64_t address, uint64_t size, uint32_t site);
+
+/* Makes the image's sites and entries tables. On input image->sites[0..site_count)
+ * hold each site's key and frames (site_count must be the number of sites added);
+ * on success *sites_out and *entries_out are new malloc'ed tables that image now
+ * points to, and the record's entry_count, arena_bytes and lower_bound_bytes are
+ * set. Blocks still alive end at infinity. With opt, the planner proper re-plans
+ * traces small enough for opt->time_limit_s, and the smaller arena wins. The
+ * recording itself is left as it was. Returns 0, -EINVAL, -ENOMEM. */
+int recording_build(const struct recording *rec, struct plan_image *image,
+		    const struct planner_options *opt, struct plan_site **sites_out,
+		    struct plan_entry **entries_out);

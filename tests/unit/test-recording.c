@@ -1,0 +1,254 @@
+/* The recording planned as it goes (recording -> planned image), re-planning, and
+ * the plan store (images of several processes merged into one file). A random
+ * malloc/free/realloc program runs against a model of what each entry must say:
+ * occurrences follow allocation order per site, lifetimes follow the clock, in-place
+ * reallocs share their block, and the packing is valid by the independent checker.
+ * Merging keeps one image per executable and arguments. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "checker.h"
+#include "plan_builder.h"
+#include "plan_store.h"
+#include "recording.h"
+
+#define OPS   30000
+#define SITES 7
+#define HELD  400
+
+static const char strings[] = "/bin/prog\0";
+static struct plan_module module = {.key = 1, .path_offset = 0, .path_bytes = 9};
+static struct plan_frame frame = {0, 0, 0x10};
+
+static struct plan_image base_image(struct plan_site *sites, uint64_t exe_key, uint32_t pid)
+{
+	struct plan_image im = {0};
+
+	for (uint32_t s = 0; s < SITES; s++)
+		sites[s] = (struct plan_site){.key = 1000 + s, .first_frame = 0, .frame_count = 1};
+	im.record = (struct plan_image_record){
+	    .exe_key = exe_key,
+	    .args_key = 5,
+	    .pid = pid,
+	    .depth = 1,
+	    .module_count = 1,
+	    .site_count = SITES,
+	    .frame_count = 1,
+	    .strings_bytes = sizeof(strings),
+	    .exe_path_offset = 0,
+	    .exe_path_bytes = 9,
+	};
+	im.strings = strings;
+	im.modules = &module;
+	im.frames = &frame;
+	im.sites = sites;
+	return im;
+}
+
+/* What the model expects of each entry, in allocation order. */
+struct expected {
+	uint32_t site;
+	uint64_t occurrence, size, t_start, t_end;
+	int64_t root; /* index of the entry whose block it continues, or -1 */
+};
+
+struct model {
+	struct expected *e;
+	uint64_t count, clock, per_site[SITES];
+	uint64_t held_address[HELD]; /* 0: empty */
+	uint64_t held_entry[HELD], held_root[HELD];
+	uint64_t next_address;
+};
+
+static uint64_t expect_entry(struct model *m, uint32_t site, uint64_t size, int64_t root)
+{
+	m->e[m->count] = (struct expected){site, m->per_site[site]++, size, m->clock++,
+					   PLAN_T_INFINITY, root};
+	return m->count++;
+}
+
+/* Runs a random program against rec and the model; returns the entries expected. */
+static struct model run_program(struct recording *rec, uint64_t ops)
+{
+	struct model m = {.e = calloc(2 * ops, sizeof(struct expected)), .next_address = 4096};
+
+	for (uint32_t s = 0; s < SITES; s++)
+		CHECK(recording_add_site(rec) == 0);
+	uint64_t seed = 7;
+	for (uint64_t op = 0; op < ops; op++) {
+		int k = (int)(check_random(&seed) % HELD);
+		uint32_t site = (uint32_t)(check_random(&seed) % SITES);
+		uint64_t size = 1 + check_random(&seed) % (check_random(&seed) % 4 ? 256 : 1 << 20);
+		uint64_t address = m.held_address[k];
+
+		if (!address) {
+			uint64_t align = check_random(&seed) % 10 ? 1 : 256;
+			m.held_address[k] = m.next_address;
+			m.next_address += 64;
+			CHECK(recording_alloc(rec, m.held_address[k], site, size, align) == 0);
+			m.held_entry[k] = m.held_root[k] = expect_entry(&m, site, size, -1);
+			continue;
+		}
+		switch (check_random(&seed) % 4) {
+		case 0: { /* realloc: in place if it fits the block's granules, else moved */
+			uint64_t token = recording_realloc_begin(rec, address);
+			uint64_t root = m.held_root[k], fits = (size + 15) / 16 <=
+								(m.e[root].size + 15) / 16;
+			uint64_t to = address;
+			if (check_random(&seed) % 2) {
+				to = m.next_address;
+				m.next_address += 64;
+			}
+			CHECK(token != RECORDING_NO_TOKEN);
+			recording_realloc_done(rec, token, address, to, size, site);
+			uint64_t now = expect_entry(&m, site, size, fits ? (int64_t)root : -1);
+			/* The block's own entry lives as long as the block. */
+			if (!fits || m.held_entry[k] != root)
+				m.e[m.held_entry[k]].t_end = m.clock;
+			if (!fits)
+				m.e[root].t_end = m.clock;
+			m.clock++;
+			m.held_address[k] = to;
+			m.held_entry[k] = now;
+			if (!fits)
+				m.held_root[k] = now;
+			break;
+		}
+		case 1: { /* a realloc that libc fails leaves the block as it was */
+			uint64_t token = recording_realloc_begin(rec, address);
+			recording_realloc_done(rec, token, address, 0, size, site);
+			break;
+		}
+		default: /* free */
+			recording_free(rec, address);
+			m.e[m.held_entry[k]].t_end = m.e[m.held_root[k]].t_end = m.clock++;
+			m.held_address[k] = 0;
+			break;
+		}
+	}
+	recording_free(rec, 12345); /* never allocated: ignored */
+	return m;
+}
+
+static void check_built(const struct plan_image *im, const struct model *m)
+{
+	uint64_t n = m->count, in_place = 0, first_of_site[SITES];
+	struct block *blocks = calloc(n, sizeof(*blocks));
+	char why[256];
+
+	CHECK_EQ_U64(im->record.entry_count, n);
+	for (uint32_t s = 0; s < SITES; s++)
+		first_of_site[s] = im->sites[s].first_entry;
+	for (uint64_t i = 0; i < n; i++) {
+		const struct expected *x = &m->e[i];
+		uint64_t at = first_of_site[x->site] + x->occurrence;
+		const struct plan_entry *e = &im->entries[at];
+		CHECK_EQ_U64(e->site, x->site);
+		CHECK_EQ_U64(e->occurrence, x->occurrence);
+		CHECK_EQ_U64(e->size_bytes, x->size);
+		CHECK_EQ_U64(e->t_start, x->t_start);
+		CHECK_EQ_U64(e->t_end, x->t_end);
+		CHECK(e->offset_bytes % PLAN_GRANULE_BYTES == 0);
+		CHECK(e->offset_bytes % e->align_bytes == 0);
+		if (x->root >= 0) {
+			/* Shares its block, which lives at least as long and is as big. */
+			const struct expected *xr = &m->e[x->root];
+			CHECK_EQ_U64(e->in_place_of, first_of_site[xr->site] + xr->occurrence + 1);
+			const struct plan_entry *root = &im->entries[e->in_place_of - 1];
+			CHECK(!root->in_place_of);
+			CHECK_EQ_U64(e->offset_bytes, root->offset_bytes);
+			CHECK(root->t_end >= e->t_end && root->t_start < e->t_start);
+			in_place++;
+			/* It takes no space of its own: size 0 for the checker. */
+			blocks[i] = (struct block){0, e->t_start, e->t_end, e->offset_bytes, 1};
+			continue;
+		}
+		CHECK(!e->in_place_of);
+		blocks[i] = (struct block){(e->size_bytes + 15) / 16 * 16, e->t_start, e->t_end,
+					   e->offset_bytes, e->align_bytes};
+	}
+	/* A long program has shrinking reallocs; a short one mostly allocates. */
+	CHECK(in_place > n / 20 || n < 1000);
+	if (checker_validate(blocks, n, im->record.arena_bytes, why, sizeof(why)) != 0) {
+		fprintf(stderr, "invalid plan: %s\n", why);
+		exit(1);
+	}
+	CHECK(im->record.arena_bytes >= im->record.lower_bound_bytes);
+	CHECK(im->record.lower_bound_bytes > 0);
+	free(blocks);
+}
+
+int main(void)
+{
+	struct plan_site input_sites[SITES], *sites, *sites2;
+	struct plan_entry *entries, *entries2, *replanned;
+	struct plan_image im = base_image(input_sites, 7, 100);
+	struct recording rec, small;
+	struct model m, m_small;
+	char dir[] = "/tmp/memplan-test-XXXXXX", path[256];
+	void *buf;
+	size_t len;
+
+	CHECK(recording_init(&rec) == 0);
+	m = run_program(&rec, OPS);
+	CHECK(recording_build(&rec, &im, NULL, &sites, &entries) == 0);
+	check_built(&im, &m);
+	void *ser;
+	size_t ser_len;
+	CHECK(plan_file_serialize(&im, 1, 1, &ser, &ser_len) == 0);
+	free(ser);
+
+	/* Re-planning keeps the entries valid. */
+	CHECK(plan_builder_replan(&im, NULL, &replanned) == 0);
+	check_built(&im, &m);
+
+	/* Bad events are refused, not recorded. */
+	CHECK(recording_alloc(&rec, 1 << 30, SITES, 16, 1) == -EINVAL);
+	CHECK(recording_alloc(&rec, 1 << 30, 0, 16, 3) == -EINVAL);
+	CHECK(recording_alloc(&rec, 1 << 30, 0, 0, 1) == -EINVAL);
+	CHECK_EQ_U64(rec.entry_count, m.count);
+
+	/* The store: a second executable is added; the same one from another process
+	 * with fewer entries is not; a new recording replaces the file. */
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/app.plan", dir);
+	CHECK(plan_store_merge(path, 11, &im) == 0);
+	struct plan_image other = base_image(input_sites, 8, 101);
+	CHECK(recording_init(&small) == 0);
+	m_small = run_program(&small, 100);
+	CHECK(recording_build(&small, &other, NULL, &sites2, &entries2) == 0);
+	check_built(&other, &m_small);
+	CHECK(plan_store_merge(path, 11, &other) == 0);
+	struct plan_image smaller = other;
+	smaller.record.exe_key = 7;
+	smaller.record.pid = 102;
+	CHECK(plan_store_merge(path, 11, &smaller) == 0);
+	CHECK(plan_file_load(path, &buf, &len, NULL, 0) == 0);
+	CHECK_EQ_U64(plan_file_header(buf)->image_count, 2);
+	struct plan_image first;
+	plan_file_image(buf, 0, &first);
+	CHECK_EQ_U64(first.record.entry_count, m.count);
+	free(buf);
+	CHECK(plan_store_merge(path, 12, &other) == 0);
+	CHECK(plan_file_load(path, &buf, &len, NULL, 0) == 0);
+	CHECK_EQ_U64(plan_file_header(buf)->image_count, 1);
+	CHECK_EQ_U64(plan_file_header(buf)->record_id, 12);
+	free(buf);
+	unlink(path);
+	CHECK(rmdir(dir) == 0); /* no temp or lock file left behind */
+
+	free(sites);
+	free(entries);
+	free(replanned);
+	free(sites2);
+	free(entries2);
+	free(m.e);
+	free(m_small.e);
+	recording_fini(&rec);
+	recording_fini(&small);
+	return 0;
+}
