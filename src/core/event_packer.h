@@ -1,10 +1,10 @@
-/* The recording-time planner: replays the blocks' events in time order through a
- * two-level segregated-fit (TLSF-style) offset allocator with coalescing. Linear in
- * the number of blocks when times are dense (as on a recording's logical clock),
- * with O(1) work per event, so even a recording of millions of allocations is
- * planned in a fraction of a second at exit. It packs about as well as a good
- * malloc would; the planner proper (planner.h) does better given time, and
- * `memplan plan` re-plans a recording with it. Pure: no global state. */
+/* The linear packer for a finished trace: replays the blocks' events in time order
+ * through the online offset allocator (offset_allocator.h), the same packing the
+ * recorder does as the program runs. Linear in the number of blocks when times are
+ * dense (as on a recording's logical clock), with O(1) work per event. It packs
+ * about as well as a good malloc would and gives the lower bound; the planner
+ * proper (planner.h) starts from it and does better given time. Pure: no global
+ * state. */
 #pragma once
 
 #include <stddef.h>
