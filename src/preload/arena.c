@@ -5,49 +5,86 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 uintptr_t arena_base;
 uint64_t arena_bytes;
 
-/* One bit per granule each; one mapping holds all three. */
-static _Atomic uint64_t *occupied, *starts, *ends;
+/* A fine word covers WORD_GRANULES granules: bit b (b < 21) is granule b's
+ * occupied bit, bit 21 + b its start bit, bit 42 + b its end bit. */
+#define WORD_GRANULES 21
+#define OCCUPIED      ((UINT64_C(1) << WORD_GRANULES) - 1)
+#define STARTS	      (OCCUPIED << WORD_GRANULES)
+#define ENDS	      (OCCUPIED << (2 * WORD_GRANULES))
+#define START(b)      (UINT64_C(1) << (WORD_GRANULES + (b)))
+#define END(b)	      (UINT64_C(1) << (2 * WORD_GRANULES + (b)))
+#define NO_END	      UINT64_MAX
 
-static uint64_t granules_of(uint64_t bytes)
+/* fine: one word per WORD_GRANULES granules; coarse: one bit per fine word. */
+static _Atomic uint64_t *fine, *coarse;
+static uint64_t granules, fine_words;
+
+/* Occupied bits of granules lo..hi (inclusive) of a word. */
+static inline uint64_t occupied_run(uint64_t lo, uint64_t hi)
 {
-	return (bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES;
+	return (UINT64_C(2) << hi) - (UINT64_C(1) << lo);
+}
+
+/* The bits [bit, bit + count) of a coarse word, count <= 64 - bit. */
+static inline uint64_t coarse_run(uint64_t bit, uint64_t count)
+{
+	return count >= 64 ? ~UINT64_C(0) : ((UINT64_C(1) << count) - 1) << bit;
+}
+
+static uint64_t round_up(uint64_t n, uint64_t to)
+{
+	return (n + to - 1) / to * to;
 }
 
 int arena_map(uint64_t bytes, bool prefault)
 {
-	uint64_t map_bytes = bytes + PLAN_MAX_ALIGN_BYTES;
-	uint64_t bitmap_bytes = (granules_of(bytes) + 63) / 64 * 8;
-	char *raw, *base;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t count = (bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES;
+	uint64_t words = (count + WORD_GRANULES - 1) / WORD_GRANULES;
+	uint64_t coarse_bytes = round_up((words + 63) / 64 * 8, 64);
+	uint64_t meta_bytes = coarse_bytes + words * 8;
+	uint64_t map_bytes = round_up(bytes, page) + PLAN_MAX_ALIGN_BYTES;
+	char *raw, *base, *end;
+	void *meta;
 
 	if (!bytes)
 		return 0;
+	/* The check's words first, so the arena's trimmed tail stays a hole. Reads
+	 * of untouched words map the zero page: only words written cost memory. */
+	meta = mmap(NULL, meta_bytes, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (meta == MAP_FAILED)
+		return -errno;
+	madvise(meta, meta_bytes, MADV_NOHUGEPAGE);
 	raw = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (raw == MAP_FAILED)
-		return -errno;
+	if (raw == MAP_FAILED) {
+		int err = errno;
+		munmap(meta, meta_bytes);
+		return -err;
+	}
 	/* Align the base to the largest alignment a plan may ask for, so an entry's
-	 * offset alone decides its alignment; give back the slack. */
+	 * offset alone decides its alignment; give back the slack on both sides
+	 * (munmap wants page-aligned addresses). */
 	base = (char *)(((uintptr_t)raw + PLAN_MAX_ALIGN_BYTES - 1) &
 			~(uintptr_t)(PLAN_MAX_ALIGN_BYTES - 1));
+	end = base + round_up(bytes, page);
 	if (base > raw)
 		munmap(raw, (size_t)(base - raw));
-	if (raw + map_bytes > base + bytes)
-		munmap(base + bytes, (size_t)(raw + map_bytes - (base + bytes)));
-	occupied = mmap(NULL, 3 * bitmap_bytes, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (occupied == MAP_FAILED) {
-		munmap(base, bytes);
-		return -errno;
-	}
-	starts = occupied + bitmap_bytes / 8;
-	ends = starts + bitmap_bytes / 8;
+	if (raw + map_bytes > end)
+		munmap(end, (size_t)(raw + map_bytes - end));
+	coarse = meta;
+	fine = (_Atomic uint64_t *)((char *)meta + coarse_bytes);
+	granules = count;
+	fine_words = words;
 	if (prefault) {
 		/* Touch every page now so the run itself takes no page faults. */
-		for (uint64_t off = 0; off < bytes; off += 4096)
+		for (uint64_t off = 0; off < bytes; off += page)
 			((volatile char *)base)[off] = 0;
 	}
 	arena_base = (uintptr_t)base;
@@ -55,108 +92,177 @@ int arena_map(uint64_t bytes, bool prefault)
 	return 0;
 }
 
-/* The bits of granules [bit, bit + count) within one word. */
-static uint64_t run_mask(uint64_t bit, uint64_t count)
+/* Every operation on fine and coarse words is seq_cst: the handshake between the
+ * two levels (arena.h) needs a single total order of them. */
+
+static bool coarse_test(uint64_t w)
 {
-	return count >= 64 ? ~UINT64_C(0) : ((UINT64_C(1) << count) - 1) << bit;
+	return atomic_load(&coarse[w / 64]) >> (w % 64) & 1;
 }
 
-/* Clears the occupied bits of granules [first, first + count). */
-static void range_clear(uint64_t first, uint64_t count)
+/* Clears the coarse bits of fine words [lo, hi). */
+static void coarse_clear(uint64_t lo, uint64_t hi)
 {
-	while (count) {
-		uint64_t bit = first % 64, take = 64 - bit < count ? 64 - bit : count;
-		atomic_fetch_and_explicit(&occupied[first / 64], ~run_mask(bit, take),
-					  memory_order_release);
-		first += take;
-		count -= take;
+	while (lo < hi) {
+		uint64_t bit = lo % 64, n = 64 - bit < hi - lo ? 64 - bit : hi - lo;
+		atomic_fetch_and(&coarse[lo / 64], ~coarse_run(bit, n));
+		lo += n;
 	}
 }
 
-/* Sets the occupied bits of granules [first, first + count) if every one of them
- * is clear, word by word with compare-and-swap. If a word has a bit already set,
- * the words taken so far are given back and the claim fails. */
-static bool range_take(uint64_t first, uint64_t count)
+/* Takes fine words [lo, hi) whole at the coarse level: sets their coarse bits if
+ * all are clear, then checks that their fine words hold nothing. On failure gives
+ * back what it took. */
+static bool coarse_take(uint64_t lo, uint64_t hi)
 {
-	uint64_t at = first, left = count;
-
-	while (left) {
-		uint64_t bit = at % 64, take = 64 - bit < left ? 64 - bit : left;
-		uint64_t mask = run_mask(bit, take);
-		_Atomic uint64_t *word = &occupied[at / 64];
-		uint64_t old = atomic_load_explicit(word, memory_order_relaxed);
+	for (uint64_t at = lo; at < hi;) {
+		uint64_t bit = at % 64, n = 64 - bit < hi - at ? 64 - bit : hi - at;
+		uint64_t mask = coarse_run(bit, n);
+		_Atomic uint64_t *word = &coarse[at / 64];
+		uint64_t old = atomic_load(word);
 		do {
 			if (old & mask) {
-				range_clear(first, at - first);
+				coarse_clear(lo, at);
 				return false;
 			}
-		} while (!atomic_compare_exchange_weak_explicit(word, &old, old | mask,
-								memory_order_acquire,
-								memory_order_relaxed));
-		at += take;
-		left -= take;
+		} while (!atomic_compare_exchange_weak(word, &old, old | mask));
+		at += n;
+		for (uint64_t w = at - n; w < at; w++) {
+			if (atomic_load(&fine[w])) {
+				coarse_clear(lo, at);
+				return false;
+			}
+		}
 	}
 	return true;
 }
 
-static void bit_set(_Atomic uint64_t *bits, uint64_t i)
+/* Sets the occupied bits mask of fine word w if they are all clear, then checks
+ * that w is not held at the coarse level, then sets the bits marks (start or end
+ * bits of the caller's block, which must need no other check). If the word
+ * already held a start (a block that passed its check and is not yet released),
+ * no coarse claim can hold w: the check is skipped and marks set in the same
+ * step. On failure gives back what it took. */
+static inline bool fine_take(uint64_t w, uint64_t mask, uint64_t marks)
 {
-	atomic_fetch_or_explicit(&bits[i / 64], UINT64_C(1) << (i % 64), memory_order_release);
-}
+	uint64_t old = atomic_load(&fine[w]), add;
 
-/* Clears bit i; returns whether it was set. */
-static bool bit_take(_Atomic uint64_t *bits, uint64_t i)
-{
-	uint64_t bit = UINT64_C(1) << (i % 64);
-
-	return atomic_fetch_and_explicit(&bits[i / 64], ~bit, memory_order_acq_rel) & bit;
-}
-
-/* The first set bit at or after i (one exists: every live start has its end). */
-static uint64_t next_set(_Atomic uint64_t *bits, uint64_t i)
-{
-	uint64_t word = i / 64;
-	uint64_t w = atomic_load_explicit(&bits[word], memory_order_acquire) &
-		     (~UINT64_C(0) << (i % 64));
-
-	while (!w)
-		w = atomic_load_explicit(&bits[++word], memory_order_acquire);
-	return word * 64 + (uint64_t)__builtin_ctzll(w);
+	do {
+		if (old & mask)
+			return false;
+		add = old & STARTS ? mask | marks : mask;
+	} while (!atomic_compare_exchange_weak(&fine[w], &old, old | add));
+	if (add == mask) {
+		if (coarse_test(w)) {
+			atomic_fetch_and(&fine[w], ~mask);
+			return false;
+		}
+		if (marks)
+			atomic_fetch_or(&fine[w], marks);
+	}
+	return true;
 }
 
 void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes)
 {
-	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES, count = granules_of(size_bytes);
+	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES;
+	uint64_t count = size_bytes / PLAN_GRANULE_BYTES + (size_bytes % PLAN_GRANULE_BYTES != 0);
+	uint64_t last, w0, w1, b0, b1;
 
-	if (!count || !range_take(first, count))
+	if (offset_bytes % PLAN_GRANULE_BYTES || !count || first >= granules ||
+	    count > granules - first)
 		return NULL;
-	bit_set(ends, first + count - 1);
-	bit_set(starts, first);
+	last = first + count - 1;
+	w0 = first / WORD_GRANULES;
+	b0 = first % WORD_GRANULES;
+	w1 = last / WORD_GRANULES;
+	b1 = last % WORD_GRANULES;
+	if (w0 == w1)
+		return fine_take(w0, occupied_run(b0, b1), START(b0) | END(b1))
+			   ? (void *)(arena_base + offset_bytes)
+			   : NULL;
+	/* Head and tail words at the fine level, whole words between at the coarse
+	 * level, in address order; the end bit once the tail passed, then the start
+	 * bit. */
+	if (!fine_take(w0, occupied_run(b0, WORD_GRANULES - 1), 0))
+		return NULL;
+	if (!coarse_take(w0 + 1, w1))
+		goto give_back_head;
+	if (!fine_take(w1, occupied_run(0, b1), END(b1)))
+		goto give_back_middle;
+	atomic_fetch_or(&fine[w0], START(b0));
 	return (void *)(arena_base + offset_bytes);
+give_back_middle:
+	coarse_clear(w0 + 1, w1);
+give_back_head:
+	atomic_fetch_and(&fine[w0], ~occupied_run(b0, WORD_GRANULES - 1));
+	return NULL;
+}
+
+/* The first granule with its end bit set in fine words after w, or NO_END. */
+static uint64_t end_after(uint64_t w)
+{
+	while (++w < fine_words) {
+		uint64_t ends = atomic_load(&fine[w]) & ENDS;
+		if (ends)
+			return w * WORD_GRANULES + (uint64_t)__builtin_ctzll(ends) - 2 * WORD_GRANULES;
+	}
+	return NO_END;
+}
+
+/* The first end bit at or after bit b of a fine word's value, or -1. */
+static inline int end_in(uint64_t word, uint64_t b)
+{
+	uint64_t ends = word & ENDS & (~UINT64_C(0) << (2 * WORD_GRANULES + b));
+
+	return ends ? __builtin_ctzll(ends) - 2 * WORD_GRANULES : -1;
 }
 
 bool arena_release(const void *p)
 {
-	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES, last;
+	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES;
+	uint64_t w0 = g / WORD_GRANULES, b0 = g % WORD_GRANULES, old, last, w1;
+	int b1;
 
-	/* Whoever clears the start bit owns the release: a racing double free finds
-	 * it clear and does nothing. */
-	if (offset % PLAN_GRANULE_BYTES || !bit_take(starts, g))
+	if (offset % PLAN_GRANULE_BYTES || g >= granules)
 		return false;
-	last = next_set(ends, g);
-	bit_take(ends, last);
-	range_clear(g, last - g + 1);
+	/* Whoever clears the start bit owns the release: a racing double free finds
+	 * it clear and does nothing. The block's part of this word goes in the same
+	 * step, with its end bit if that is here too. */
+	old = atomic_load(&fine[w0]);
+	do {
+		if (!(old & START(b0)))
+			return false;
+		b1 = end_in(old, b0);
+	} while (!atomic_compare_exchange_weak(
+	    &fine[w0], &old,
+	    old & ~(START(b0) | (b1 >= 0 ? END(b1) | occupied_run(b0, (uint64_t)b1)
+					 : occupied_run(b0, WORD_GRANULES - 1)))));
+	if (b1 >= 0)
+		return true;
+	/* The rest of the block, which it still holds, up to its end bit. */
+	last = end_after(w0);
+	if (last == NO_END)
+		return true; /* cannot happen: a live block has its end bit */
+	w1 = last / WORD_GRANULES;
+	atomic_fetch_and(&fine[w1], ~(END(last % WORD_GRANULES) |
+				      occupied_run(0, last % WORD_GRANULES)));
+	coarse_clear(w0 + 1, w1);
 	return true;
 }
 
 size_t arena_block_bytes(const void *p)
 {
 	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES;
-	uint64_t bit = UINT64_C(1) << (g % 64);
+	uint64_t w0 = g / WORD_GRANULES, b0 = g % WORD_GRANULES, word, last;
+	int b1;
 
-	if (offset % PLAN_GRANULE_BYTES ||
-	    !(atomic_load_explicit(&starts[g / 64], memory_order_acquire) & bit))
+	if (offset % PLAN_GRANULE_BYTES || g >= granules)
 		return 0;
-	return (size_t)((next_set(ends, g) - g + 1) * PLAN_GRANULE_BYTES);
+	word = atomic_load(&fine[w0]);
+	if (!(word & START(b0)))
+		return 0;
+	b1 = end_in(word, b0);
+	last = b1 >= 0 ? w0 * WORD_GRANULES + (uint64_t)b1 : end_after(w0);
+	return last == NO_END ? 0 : (size_t)((last - g + 1) * PLAN_GRANULE_BYTES);
 }
-

@@ -2,26 +2,43 @@
  * served at their offsets, and the run-time check that makes replay safe whatever
  * the plan says and whatever order the program runs in.
  *
- * Three bitmaps, one bit per 16-byte granule: occupied, block starts, block ends.
- * No lock: every update is an atomic operation on one 64-bit word. Soundness:
- *  - a granule's occupied bit is set only by a compare-and-swap that found it
- *    clear, so at most one claim holds a granule at a time; a claim that finds any
- *    of its bits set gives back the words it took and fails (a spurious failure of
- *    a racing claim is only a miss: the caller uses libc);
- *  - hence the ranges of the blocks handed out and not yet released are pairwise
- *    disjoint, each with its start bit at its first granule and its end bit at its
- *    last (both set before the block is handed out);
- *  - arena_release first clears the start bit, and only the caller that found it
- *    set goes on (a double free, even a racing one, does nothing); the first end
- *    bit at or after the start is then the block's own, since any other block's
- *    end inside it would break disjointness; it clears that end bit and, last, the
- *    occupied bits, so the granules become claimable only once nothing refers to
- *    the old block;
- *  - offsets and sizes were bounds-checked against the arena when the plan was
- *    validated, so no claim reaches outside the mapping.
- * Hence no two live blocks ever overlap, even with a hostile plan. The check costs
- * one bit per granule: cheaper than "every block this entry overlays was issued
- * and freed", which needs the overlay sets of a plan we cannot trust. */
+ * The check, per 16-byte granule: an occupied, a start and an end bit, packed in
+ * fine words of 21 granules; and one coarse bit per fine word. A block [f, l] in
+ * one word is held by that word's occupied bits. A longer one is held by the
+ * occupied bits of its first and last words and the coarse bits of the words
+ * between, whose fine words are only read (untouched pages stay the shared zero
+ * page: a big block costs no memory for its middle). No lock; every operation on
+ * these words is a seq_cst atomic. Soundness:
+ *  1. Occupied and coarse bits are set only by a compare-and-swap that found them
+ *     clear, so each level has at most one holder per granule or word. After its
+ *     CAS a fine claim loads the word's coarse bit, and a coarse claim loads the
+ *     fine word; either gives back all it took and fails if it sees the other
+ *     level held. So a fine and a coarse hold of one word are never both passed
+ *     at once: in the single order of seq_cst operations, the claim with the
+ *     later CAS loads after both CASes and, if the other still holds, sees it.
+ *     (Both may fail: a miss, the caller uses libc.) Shortcut: a fine claim whose CAS found a start bit in the
+ *     word skips its load; that start is a block that passed and still holds the
+ *     word at the fine level, so no passed coarse hold overlaps it (by induction
+ *     on the order of passing), and a coarse claim after our CAS sees us.
+ *  2. A claim sets its end bit, then its start bit, each only once every check
+ *     up to it passed (in the shortcut, in the taking CAS itself). A release
+ *     clears the start bit first, and the end bit together with the occupied
+ *     bits of its word. So a set start bit marks a block that passed and holds
+ *     all its granules, a set end bit one that passed and holds that granule,
+ *     and by 1 no other such block holds any of them.
+ *  3. arena_release goes on only if its CAS cleared the start bit: a double or
+ *     wild free, even a racing one, and a claim not yet published find it clear.
+ *     The first end bit at or after the start is the block's own (by 2 any other
+ *     would be a block overlapping it). The same CAS frees the block's part of
+ *     its first word; the end, if not there, is then sought in the following
+ *     words, which the block still holds. From [f, l] it knows which words it
+ *     held at which level and clears them: the granules become claimable only
+ *     once nothing refers to the old block. arena_block_bytes reads the same.
+ *  4. arena_claim refuses offsets that are not granule multiples and ranges past
+ *     the arena's last granule, so no claim reaches outside the mapping.
+ * Hence no two live blocks ever overlap, even with a hostile plan. This is
+ * cheaper than "every block this entry overlays was issued and freed", which
+ * needs the overlay sets of a plan we cannot trust. */
 #pragma once
 
 #include <stdbool.h>
