@@ -36,14 +36,10 @@ static int fail(char *why, size_t why_len, int err, const char *fmt, ...)
 	return err;
 }
 
-/* Validation can report each region it has finished reading (see
- * plan_file_validate_streaming). */
+/* Validation reads the buffer once, in chunks of this size, in file order: each
+ * chunk is hashed and the entries it completes are checked while it is in cache,
+ * then the chunk can be reported done (see plan_file_validate_streaming). */
 #define STREAM_CHUNK_BYTES (1u << 20)
-
-struct stream {
-	void (*done)(const void *start, size_t bytes, void *ctx);
-	void *ctx;
-};
 
 /* True if [offset, offset + count * size) lies inside [0, len) and offset is
  * 8-byte aligned, without overflow. */
@@ -69,10 +65,9 @@ static bool is_power_of_two(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
-/* Checks one image's tables. base/len is the whole buffer for the reader; for the
- * writer, the tables are checked through the pointers (base NULL). */
-static int image_validate(const struct plan_image *im, uint32_t index, char *why, size_t why_len,
-			  const struct stream *stream)
+/* Checks one image's tables except its entries (entries_validate). */
+static int image_validate_tables(const struct plan_image *im, uint32_t index, char *why,
+				 size_t why_len)
 {
 	const struct plan_image_record *r = &im->record;
 	uint64_t expected_entry = 0;
@@ -121,47 +116,73 @@ static int image_validate(const struct plan_image *im, uint32_t index, char *why
 		return fail(why, why_len, -EINVAL, "image %u: sites cover %llu of %llu entries",
 			    index, (unsigned long long)expected_entry,
 			    (unsigned long long)r->entry_count);
-	const uint64_t chunk_entries = STREAM_CHUNK_BYTES / sizeof(struct plan_entry);
-	for (uint32_t s = 0; s < r->site_count; s++) {
-		const struct plan_site *site = &im->sites[s];
-		for (uint64_t k = 0; k < site->entry_count; k++) {
-			const struct plan_entry *e = &im->entries[site->first_entry + k];
-			/* Entries are checked in file order: report each chunk done. */
-			if (stream && (site->first_entry + k) % chunk_entries == chunk_entries - 1)
-				stream->done(e + 1 - chunk_entries, chunk_entries * sizeof(*e),
-					     stream->ctx);
+	return 0;
+}
+
+/* Checks entries [from, to) of an image whose tables passed image_validate_tables:
+ * each in its site's run, in occurrence order. *site is the site of entry from (a
+ * cursor, so that the entries can be checked a chunk at a time). */
+static int entries_validate(const struct plan_image *im, uint32_t index, uint64_t from,
+			    uint64_t to, uint32_t *site, char *why, size_t why_len)
+{
+	const struct plan_image_record *r = &im->record;
+	uint32_t s = *site;
+	uint64_t i = from;
+
+	while (i < to) {
+		/* Sites cover the entries in order (checked), so this finds i's site. */
+		const uint64_t first = im->sites[s].first_entry;
+		const uint64_t end = first + im->sites[s].entry_count;
+		if (i >= end) {
+			s++;
+			continue;
+		}
+		for (; i < to && i < end; i++) {
+			const struct plan_entry *e = &im->entries[i];
+			const uint64_t k = i - first;
 			if (e->site != s || e->occurrence != k)
 				return fail(
 				    why, why_len, -EINVAL,
 				    "image %u: entry %llu is not occurrence %llu of site %u", index,
-				    (unsigned long long)(site->first_entry + k),
-				    (unsigned long long)k, s);
+				    (unsigned long long)i, (unsigned long long)k, s);
+			/* A power of two, so the mask is the remainder. */
 			if (!is_power_of_two(e->align_bytes) ||
 			    e->align_bytes > PLAN_MAX_ALIGN_BYTES ||
 			    e->offset_bytes % PLAN_GRANULE_BYTES ||
-			    e->offset_bytes % e->align_bytes)
+			    (e->offset_bytes & (e->align_bytes - 1)))
 				return fail(why, why_len, -EINVAL,
 					    "image %u: entry %llu is misaligned", index,
-					    (unsigned long long)(site->first_entry + k));
+					    (unsigned long long)i);
 			if (e->offset_bytes > r->arena_bytes ||
 			    e->size_bytes > r->arena_bytes - e->offset_bytes)
 				return fail(why, why_len, -EINVAL,
 					    "image %u: entry %llu lies outside the arena", index,
-					    (unsigned long long)(site->first_entry + k));
+					    (unsigned long long)i);
 			/* Only bounds: following the link would touch the file at random
 			 * (and replay never follows it); re-planning checks the rest. */
-			if (e->in_place_of > r->entry_count ||
-			    e->in_place_of == site->first_entry + k + 1)
+			if (e->in_place_of > r->entry_count || e->in_place_of == i + 1)
 				return fail(why, why_len, -EINVAL,
 					    "image %u: entry %llu continues an invalid entry",
-					    index, (unsigned long long)(site->first_entry + k));
+					    index, (unsigned long long)i);
 			if (e->t_end <= e->t_start)
 				return fail(why, why_len, -EINVAL,
 					    "image %u: entry %llu has an empty lifetime", index,
-					    (unsigned long long)(site->first_entry + k));
+					    (unsigned long long)i);
 		}
 	}
+	*site = s;
 	return 0;
+}
+
+/* Both of the above: the writer's check of an image it is given. */
+static int image_validate(const struct plan_image *im, uint32_t index, char *why, size_t why_len)
+{
+	uint32_t site = 0;
+	int r = image_validate_tables(im, index, why, why_len);
+
+	if (r == 0)
+		r = entries_validate(im, index, 0, im->record.entry_count, &site, why, why_len);
+	return r;
 }
 
 const struct plan_file_header *plan_file_header(const void *buf)
@@ -185,7 +206,7 @@ void plan_file_image(const void *buf, uint32_t i, struct plan_image *image)
 }
 
 static int validate(const void *buf, size_t len, char *why, size_t why_len,
-		    const struct stream *stream);
+		    const struct plan_file_stream *stream);
 
 int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len)
 {
@@ -193,34 +214,108 @@ int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len)
 }
 
 int plan_file_validate_streaming(const void *buf, size_t len, char *why, size_t why_len,
-				 void (*done)(const void *start, size_t bytes, void *ctx),
-				 void *ctx)
+				 const struct plan_file_stream *stream)
 {
-	const struct stream stream = {done, ctx};
-
-	return validate(buf, len, why, why_len, &stream);
+	return validate(buf, len, why, why_len, stream);
 }
 
-/* The checksum of [CHECKSUM_START, len), reported to the stream chunk by chunk. */
-static uint64_t checksum(const char *buf, size_t len, const struct stream *stream)
-{
-	XXH3_state_t state;
-
-	if (!stream)
-		return XXH3_64bits(buf + CHECKSUM_START, len - CHECKSUM_START);
-	XXH3_64bits_reset(&state);
-	for (size_t at = CHECKSUM_START; at < len; at += STREAM_CHUNK_BYTES) {
-		size_t n = len - at < STREAM_CHUNK_BYTES ? len - at : STREAM_CHUNK_BYTES;
-		XXH3_64bits_update(&state, buf + at, n);
-		stream->done(buf + at, n, stream->ctx);
-	}
-	return XXH3_64bits_digest(&state);
-}
-
-static int validate(const void *buf, size_t len, char *why, size_t why_len,
-		    const struct stream *stream)
+/* Everything but the header fields and the entries: the image table, each image's
+ * tables inside the file, and each image's tables but its entries. */
+static int tables_validate(const void *buf, size_t len, char *why, size_t why_len)
 {
 	const struct plan_file_header *h = buf;
+	int r;
+
+	if (!table_fits(h->images_offset, h->image_count, sizeof(struct plan_image_record), len))
+		return fail(why, why_len, -EINVAL, "image table out of bounds");
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		const struct plan_image_record *rec =
+		    (const void *)((const char *)buf + h->images_offset +
+				   (uint64_t)i * sizeof(struct plan_image_record));
+		struct plan_image im;
+
+		if (!table_fits(rec->strings_offset, rec->strings_bytes, 1, len) ||
+		    !table_fits(rec->modules_offset, rec->module_count, sizeof(struct plan_module),
+				len) ||
+		    !table_fits(rec->sites_offset, rec->site_count, sizeof(struct plan_site),
+				len) ||
+		    !table_fits(rec->frames_offset, rec->frame_count, sizeof(struct plan_frame),
+				len) ||
+		    !table_fits(rec->entries_offset, rec->entry_count, sizeof(struct plan_entry),
+				len))
+			return fail(why, why_len, -EINVAL, "image %u: table out of bounds", i);
+		plan_file_image(buf, i, &im);
+		r = image_validate_tables(&im, i, why, why_len);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Where the entry check has got to: image (and a copy of its record, so that the
+ * header need not be read again), its next entry, and that entry's site. */
+struct entry_cursor {
+	uint32_t image_count;
+	uint32_t image;
+	uint32_t site;
+	uint64_t entry;
+	struct plan_image im;
+};
+
+static void cursor_start(const void *buf, struct entry_cursor *c, uint32_t image)
+{
+	c->image_count = plan_file_header(buf)->image_count;
+	c->image = image;
+	c->site = 0;
+	c->entry = 0;
+	if (image < c->image_count)
+		plan_file_image(buf, image, &c->im);
+}
+
+/* Checks the entries that lie wholly below read_end and have not been checked yet,
+ * image by image. Returns 0 or the first failure. */
+static int entries_advance(const void *buf, size_t read_end, struct entry_cursor *c, char *why,
+			   size_t why_len, const struct plan_file_stream *stream)
+{
+	int r;
+
+	while (c->image < c->image_count) {
+		const uint64_t start = c->im.record.entries_offset, count = c->im.record.entry_count;
+		if (c->entry < count) {
+			/* The table fits in the file, so none of this overflows. */
+			if (read_end < start + (c->entry + 1) * sizeof(struct plan_entry))
+				return 0; /* not read that far yet */
+			uint64_t ready = (read_end - start) / sizeof(struct plan_entry);
+			if (ready > count)
+				ready = count;
+			r = entries_validate(&c->im, c->image, c->entry, ready, &c->site, why,
+					     why_len);
+			if (r < 0)
+				return r;
+			if (stream && stream->entries)
+				stream->entries(c->image, c->im.entries + c->entry,
+						ready - c->entry, stream->ctx);
+			c->entry = ready;
+			if (c->entry < count)
+				return 0;
+		}
+		cursor_start(buf, c, c->image + 1);
+	}
+	return 0;
+}
+
+/* Validation reads the buffer in one pass: the small tables first, then every
+ * chunk in file order, hashing it and checking the entries it completes while
+ * they are in cache. A failure of the checksum wins over any other, as a corrupt
+ * file is best reported as such, so the hashing goes on to the end after a
+ * failure. */
+static int validate(const void *buf, size_t len, char *why, size_t why_len,
+		    const struct plan_file_stream *stream)
+{
+	const struct plan_file_header *h = buf;
+	struct entry_cursor cursor = {0};
+	XXH3_state_t state;
+	size_t done_end = 0;
 	int r;
 
 	if ((uintptr_t)buf % 8)
@@ -242,33 +337,37 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 	if (h->header_bytes != sizeof(*h) ||
 	    h->image_record_bytes != sizeof(struct plan_image_record))
 		return fail(why, why_len, -EINVAL, "unexpected record sizes");
-	if (checksum(buf, len, stream) != h->checksum)
-		return fail(why, why_len, -EINVAL, "checksum mismatch (corrupt file)");
-	if (!table_fits(h->images_offset, h->image_count, sizeof(struct plan_image_record), len))
-		return fail(why, why_len, -EINVAL, "image table out of bounds");
 
-	for (uint32_t i = 0; i < h->image_count; i++) {
-		const struct plan_image_record *rec =
-		    (const void *)((const char *)buf + h->images_offset +
-				   (uint64_t)i * sizeof(struct plan_image_record));
-		struct plan_image im;
-
-		if (!table_fits(rec->strings_offset, rec->strings_bytes, 1, len) ||
-		    !table_fits(rec->modules_offset, rec->module_count, sizeof(struct plan_module),
-				len) ||
-		    !table_fits(rec->sites_offset, rec->site_count, sizeof(struct plan_site),
-				len) ||
-		    !table_fits(rec->frames_offset, rec->frame_count, sizeof(struct plan_frame),
-				len) ||
-		    !table_fits(rec->entries_offset, rec->entry_count, sizeof(struct plan_entry),
-				len))
-			return fail(why, why_len, -EINVAL, "image %u: table out of bounds", i);
-		plan_file_image(buf, i, &im);
-		r = image_validate(&im, i, why, why_len, stream);
-		if (r < 0)
-			return r;
+	const uint64_t expected = h->checksum;
+	r = tables_validate(buf, len, why, why_len);
+	if (r == 0)
+		cursor_start(buf, &cursor, 0);
+	XXH3_64bits_reset(&state);
+	for (size_t at = CHECKSUM_START; at < len;) {
+		size_t n = len - at < STREAM_CHUNK_BYTES ? len - at : STREAM_CHUNK_BYTES;
+		XXH3_64bits_update(&state, (const char *)buf + at, n);
+		at += n;
+		if (r == 0)
+			r = entries_advance(buf, at, &cursor, why, why_len, stream);
+		if (!stream || !stream->done)
+			continue;
+		/* Done up to the next entry still to check, if that is in what was read. */
+		size_t safe_end = at;
+		if (r == 0 && cursor.image < cursor.image_count) {
+			uint64_t next = cursor.im.record.entries_offset +
+					cursor.entry * sizeof(struct plan_entry);
+			if (next < safe_end)
+				safe_end = (size_t)next;
+		}
+		if (safe_end > done_end) {
+			stream->done((const char *)buf + done_end, safe_end - done_end,
+				     stream->ctx);
+			done_end = safe_end;
+		}
 	}
-	return 0;
+	if (XXH3_64bits_digest(&state) != expected)
+		return fail(why, why_len, -EINVAL, "checksum mismatch (corrupt file)");
+	return r;
 }
 
 static uint64_t align8(uint64_t v)
@@ -324,7 +423,7 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 
 	memset(l, 0, sizeof(*l));
 	for (uint32_t i = 0; i < image_count; i++) {
-		r = image_validate(&images[i], i, NULL, 0, NULL);
+		r = image_validate(&images[i], i, NULL, 0);
 		if (r < 0)
 			return r;
 	}

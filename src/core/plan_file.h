@@ -133,12 +133,24 @@ struct plan_image {
  * does not allocate; async-signal-safe. */
 int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len);
 
-/* The same, telling done(start, bytes, ctx) about each region of the buffer it has
- * finished reading in a pass (about a mebibyte at a time, in order), so that a
- * caller with the file mapped can give those pages back as validation goes. */
+/* What plan_file_validate_streaming tells its caller as validation goes. The buffer
+ * is read in one pass, in file order, about a mebibyte at a time. */
+struct plan_file_stream {
+	/* [start, start + bytes) has been read and can be given back (the regions
+	 * come in order from the start of the buffer; a file whose tables are out of
+	 * the writer's order may still be read there afterwards). May be NULL. */
+	void (*done)(const void *start, size_t bytes, void *ctx);
+	/* Entries [first, first + count) of image passed their checks, in order. The
+	 * file as a whole is sound only if validation then returns 0. May be NULL. */
+	void (*entries)(uint32_t image, const struct plan_entry *first, uint64_t count,
+			void *ctx);
+	void *ctx;
+};
+
+/* The same, telling stream about its progress, so that a caller with the file
+ * mapped can give pages back, and look at the entries while they are in cache. */
 int plan_file_validate_streaming(const void *buf, size_t len, char *why, size_t why_len,
-				 void (*done)(const void *start, size_t bytes, void *ctx),
-				 void *ctx);
+				 const struct plan_file_stream *stream);
 
 /* The header of a validated buffer. */
 const struct plan_file_header *plan_file_header(const void *buf);

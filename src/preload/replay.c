@@ -164,6 +164,45 @@ static void give_back(const void *start, size_t bytes, void *ctx)
 		madvise((void *)plan_map, end - (uintptr_t)plan_map, MADV_DONTNEED);
 }
 
+/* This process's image: the first whose keys match, or UINT32_MAX if none. */
+static uint32_t matching_image(const void *plan)
+{
+	const struct plan_file_header *h = plan_file_header(plan);
+
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		plan_file_image(plan, i, &image);
+		if (image.record.exe_key == preload_config.image.exe_key &&
+		    image.record.args_key == preload_config.image.args_key)
+			return i;
+	}
+	return UINT32_MAX;
+}
+
+/* Validation reads each entry once, in file order: the size classes of this
+ * process's image are noted then, while the entries are in cache. */
+struct plan_scan {
+	bool looked; /* for the matching image */
+	uint32_t image;
+};
+
+static void note_entries(uint32_t i, const struct plan_entry *e, uint64_t count, void *ctx)
+{
+	struct plan_scan *scan = ctx;
+
+	if (!scan->looked) { /* the image table has been checked by now */
+		scan->image = matching_image(plan_map);
+		scan->looked = true;
+	}
+	if (i != scan->image)
+		return;
+	for (uint64_t k = 0; k < count; k++) {
+		unsigned c = size_class(e[k].size_bytes);
+		/* Mostly set already: testing first spares a store per entry. */
+		if (!(size_class_bits[c / 64] >> (c % 64) & 1))
+			size_class_bits[c / 64] |= UINT64_C(1) << (c % 64);
+	}
+}
+
 /* Maps and validates the plan file; returns the mapping or NULL after reporting. */
 static const void *map_plan(size_t *len)
 {
@@ -192,9 +231,11 @@ static const void *map_plan(size_t *len)
 		return NULL;
 	}
 	plan_map = map;
-	r = plan_file_validate_streaming(map, (size_t)st.st_size, why, sizeof(why), give_back,
-					 NULL);
+	struct plan_scan scan = {false, UINT32_MAX};
+	const struct plan_file_stream stream = {give_back, note_entries, &scan};
+	r = plan_file_validate_streaming(map, (size_t)st.st_size, why, sizeof(why), &stream);
 	if (r < 0) {
+		memset(size_class_bits, 0, sizeof(size_class_bits)); /* from a file refused */
 		munmap(map, (size_t)st.st_size);
 		close(fd);
 		log_error(path, ": ", why, "; running on libc", NULL);
@@ -207,15 +248,7 @@ static const void *map_plan(size_t *len)
 
 static bool find_image(const void *plan)
 {
-	const struct plan_file_header *h = plan_file_header(plan);
-
-	for (uint32_t i = 0; i < h->image_count; i++) {
-		plan_file_image(plan, i, &image);
-		if (image.record.exe_key == preload_config.image.exe_key &&
-		    image.record.args_key == preload_config.image.args_key)
-			return true;
-	}
-	return false;
+	return matching_image(plan) != UINT32_MAX;
 }
 
 static int index_image(void)
@@ -238,14 +271,6 @@ static int index_image(void)
 		item->key = image.sites[s].key;
 		item->index = s;
 		HASH_ADD(hh, sites_by_key, key, sizeof(item->key), item);
-	}
-	const uint64_t chunk = (1u << 20) / sizeof(struct plan_entry);
-	for (uint64_t i = 0; i < r->entry_count; i++) {
-		unsigned c = size_class(image.entries[i].size_bytes);
-		size_class_bits[c / 64] |= UINT64_C(1) << (c % 64);
-		if (i % chunk == chunk - 1)
-			give_back(&image.entries[i + 1 - chunk], chunk * sizeof(struct plan_entry),
-				  NULL);
 	}
 	return 0;
 }
