@@ -122,8 +122,8 @@ static int image_validate_tables(const struct plan_image *im, uint32_t index, ch
 /* Checks entries [from, to) of an image whose tables passed image_validate_tables:
  * each in its site's run, in occurrence order. *site is the site of entry from (a
  * cursor, so that the entries can be checked a chunk at a time). */
-static int entries_validate(const struct plan_image *im, uint32_t index, uint64_t from,
-			    uint64_t to, uint32_t *site, char *why, size_t why_len)
+static int entries_validate(const struct plan_image *im, uint32_t index, uint64_t from, uint64_t to,
+			    uint32_t *site, char *why, size_t why_len)
 {
 	const struct plan_image_record *r = &im->record;
 	uint32_t s = *site;
@@ -280,7 +280,8 @@ static int entries_advance(const void *buf, size_t read_end, struct entry_cursor
 	int r;
 
 	while (c->image < c->image_count) {
-		const uint64_t start = c->im.record.entries_offset, count = c->im.record.entry_count;
+		const uint64_t start = c->im.record.entries_offset,
+			       count = c->im.record.entry_count;
 		if (c->entry < count) {
 			/* The table fits in the file, so none of this overflows. */
 			if (read_end < start + (c->entry + 1) * sizeof(struct plan_entry))

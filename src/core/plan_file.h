@@ -142,8 +142,7 @@ struct plan_file_stream {
 	void (*done)(const void *start, size_t bytes, void *ctx);
 	/* Entries [first, first + count) of image passed their checks, in order. The
 	 * file as a whole is sound only if validation then returns 0. May be NULL. */
-	void (*entries)(uint32_t image, const struct plan_entry *first, uint64_t count,
-			void *ctx);
+	void (*entries)(uint32_t image, const struct plan_entry *first, uint64_t count, void *ctx);
 	void *ctx;
 };
 

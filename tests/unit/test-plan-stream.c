@@ -28,8 +28,8 @@ static struct plan_image make_image(uint64_t key, struct plan_site *sites,
 	for (uint32_t s = 0; s < SITES; s++) {
 		/* Uneven runs, one of them empty. */
 		uint64_t count = s == SITES - 1 ? ENTRIES - first : s == 2 ? 0 : ENTRIES / 9 + s;
-		sites[s] = (struct plan_site){.key = key + s, .first_entry = first,
-					      .entry_count = count, .frame_count = 1};
+		sites[s] = (struct plan_site){
+		    .key = key + s, .first_entry = first, .entry_count = count, .frame_count = 1};
 		for (uint64_t k = 0; k < count; k++)
 			entries[first + k] = (struct plan_entry){.site = s,
 								 .occurrence = (uint32_t)k,
