@@ -1,0 +1,46 @@
+/* The compact encoding of plan entries (plan file version 2).
+ *
+ * A site's entries are stored in blocks of ENTRY_BLOCK_ENTRIES consecutive
+ * occurrences, each block encoded on its own so that replay can read and decode
+ * the block it needs without the ones before it. Within a block each entry is a
+ * flags byte and LEB128 varints, most of them deltas from the entry before it:
+ *
+ *   flags          bit 0: t_end is infinite; bit 1: in_place_of follows;
+ *                  bit 2: an alignment byte follows (else align_bytes is 1);
+ *                  other bits 0
+ *   t_start        zigzag of the difference from the previous entry's t_start
+ *                  (0 before the block's first entry)
+ *   t_end          t_end - t_start, modulo 2^64 (absent if infinite)
+ *   size_bytes
+ *   offset         zigzag of the difference, in 16-byte granules, from the previous
+ *                  entry's offset (0 before the first)
+ *   align          one byte, log2(align_bytes), at most 31 (if flagged)
+ *   in_place_of    (if flagged)
+ *
+ * site and occurrence are not stored: the block's position gives them. An entry of
+ * a recording takes 6 to 12 bytes instead of the 56 of struct plan_entry. The
+ * codec checks only the encoding; plan_file.c checks what the values mean.
+ * Pure; thread-safe; does not allocate. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan_file.h"
+
+#define ENTRY_BLOCK_ENTRIES 128u
+/* The most bytes one entry can take: the flags, five 10-byte varints, the align. */
+#define ENTRY_CODEC_MAX_BYTES 52u
+
+/* Encodes entries[0..n) as one block into out, which has room for
+ * n * ENTRY_CODEC_MAX_BYTES bytes. Returns the bytes written, or -EINVAL if an
+ * entry cannot be encoded (an offset that is not a multiple of 16, an alignment
+ * that is not a power of two below 2^32). */
+int64_t entry_codec_encode(const struct plan_entry *entries, uint32_t n, uint8_t *out);
+
+/* Decodes exactly n entries of site, the first being occurrence first_occurrence,
+ * from in[0..len), which they must fill exactly. Returns 0, or -EINVAL (truncated,
+ * trailing bytes, a varint over 64 bits, reserved flags set, an alignment byte
+ * over 31, an offset past 2^64). Never reads outside in[0..len). */
+int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
+		       uint64_t first_occurrence, struct plan_entry *out);

@@ -1,0 +1,117 @@
+/* The compact entry encoding of plan file version 2: random blocks, extreme values
+ * and every truncation round-trip or fail cleanly, and a recording's entries take
+ * a fraction of their in-memory size. */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "check.h"
+#include "entry_codec.h"
+
+#define N ENTRY_BLOCK_ENTRIES
+
+static void check_same(const struct plan_entry *a, const struct plan_entry *b)
+{
+	CHECK_EQ_U64(a->site, b->site);
+	CHECK_EQ_U64(a->occurrence, b->occurrence);
+	CHECK_EQ_U64(a->size_bytes, b->size_bytes);
+	CHECK_EQ_U64(a->offset_bytes, b->offset_bytes);
+	CHECK_EQ_U64(a->t_start, b->t_start);
+	CHECK_EQ_U64(a->t_end, b->t_end);
+	CHECK_EQ_U64(a->align_bytes, b->align_bytes);
+	CHECK_EQ_U64(a->in_place_of, b->in_place_of);
+	CHECK_EQ_U64(a->flags, 0);
+}
+
+/* Entries as a recording makes them: rising starts, short lives, small sizes. */
+static void recording_like(struct plan_entry *e, uint32_t site, uint64_t first, uint64_t *seed)
+{
+	uint64_t t = check_random(seed) % 1000;
+
+	for (uint32_t k = 0; k < N; k++) {
+		t += 1 + check_random(seed) % 12;
+		e[k] = (struct plan_entry){
+		    .site = site,
+		    .occurrence = (uint32_t)(first + k),
+		    .size_bytes = 16 + check_random(seed) % 500,
+		    .offset_bytes = (check_random(seed) % (1 << 20)) * 16,
+		    .t_start = t,
+		    .t_end = check_random(seed) % 20 ? t + 1 + check_random(seed) % 3000
+						      : PLAN_T_INFINITY,
+		    .align_bytes = 1,
+		};
+	}
+}
+
+/* Anything the format can hold, extremes included. */
+static void extreme(struct plan_entry *e, uint32_t site, uint64_t first, uint64_t *seed)
+{
+	static const uint64_t values[] = {0, 1, 127, 128, UINT32_MAX, UINT64_MAX / 2,
+					  UINT64_MAX - 1, UINT64_MAX};
+	for (uint32_t k = 0; k < N; k++) {
+		uint64_t r = check_random(seed);
+		e[k] = (struct plan_entry){
+		    .site = site,
+		    .occurrence = (uint32_t)(first + k),
+		    .size_bytes = values[r % 8],
+		    .offset_bytes = (values[(r >> 3) % 8] / 16) * 16,
+		    .t_start = values[(r >> 6) % 8],
+		    .t_end = values[(r >> 9) % 8],
+		    .align_bytes = UINT32_C(1) << ((r >> 12) % 32),
+		    .in_place_of = (r >> 17) % 3 ? 0 : values[(r >> 19) % 8],
+		};
+	}
+}
+
+int main(void)
+{
+	static struct plan_entry in[N], out[N];
+	static uint8_t buf[N * ENTRY_CODEC_MAX_BYTES + 1];
+	uint64_t seed = 11, recording_bytes = 0;
+
+	for (int round = 0; round < 2000; round++) {
+		bool typical = round % 2 == 0;
+		uint64_t first = check_random(&seed) % 1000000;
+		(typical ? recording_like : extreme)(in, 3, first, &seed);
+		int64_t len = entry_codec_encode(in, N, buf);
+		CHECK(len > 0 && len <= (int64_t)(N * ENTRY_CODEC_MAX_BYTES));
+		CHECK(entry_codec_decode(buf, (size_t)len, N, 3, first, out) == 0);
+		for (uint32_t k = 0; k < N; k++)
+			check_same(&in[k], &out[k]);
+		if (typical)
+			recording_bytes += (uint64_t)len;
+		/* Every truncation and one byte too many are refused. */
+		if (round < 40) {
+			for (int64_t cut = 0; cut < len; cut++)
+				CHECK(entry_codec_decode(buf, (size_t)cut, N, 3, first, out) ==
+				      -EINVAL);
+			buf[len] = 0;
+			CHECK(entry_codec_decode(buf, (size_t)len + 1, N, 3, first, out) ==
+			      -EINVAL);
+		}
+	}
+	/* A recording's entries take well under a quarter of their 56 in-memory bytes. */
+	CHECK(recording_bytes / (1000 * N) <= 12);
+
+	/* What cannot be encoded is refused. */
+	recording_like(in, 0, 0, &seed);
+	in[5].offset_bytes = 8;
+	CHECK(entry_codec_encode(in, N, buf) == -EINVAL);
+	in[5].offset_bytes = 16;
+	in[7].align_bytes = 3;
+	CHECK(entry_codec_encode(in, N, buf) == -EINVAL);
+
+	/* Malformed encodings: reserved flags, a varint over 64 bits, a bad align byte. */
+	const uint8_t reserved[] = {0x08, 0, 0, 0, 0};
+	CHECK(entry_codec_decode(reserved, sizeof(reserved), 1, 0, 0, out) == -EINVAL);
+	uint8_t overlong[16] = {0x01};
+	memset(overlong + 1, 0xff, 10);
+	overlong[11] = 0x01;
+	CHECK(entry_codec_decode(overlong, 12, 1, 0, 0, out) == -EINVAL);
+	const uint8_t align[] = {0x05, 0, 0, 0, 32};
+	CHECK(entry_codec_decode(align, sizeof(align), 1, 0, 0, out) == -EINVAL);
+	const uint8_t fine[] = {0x05, 0, 0, 0, 31};
+	CHECK(entry_codec_decode(fine, sizeof(fine), 1, 0, 0, out) == 0);
+	CHECK_EQ_U64(out[0].align_bytes, UINT32_C(1) << 31);
+	return 0;
+}
