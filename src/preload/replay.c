@@ -318,17 +318,36 @@ void replay_count_call(void)
 /* Entries are not read through the mapping: a fault there may map a whole large
  * folio of the page cache, and a plan of millions of entries, each read once,
  * would pile up in the program's resident set. Each site instead reads its
- * entries with pread, a window at a time, in occurrence order, into a small
- * buffer of its own (allocated when the site is first used). The window's mutex
- * keeps threads of one site from reading it while it is refilled. */
-#define WINDOW_ENTRIES 128
+ * entries with pread, a window at a time, in occurrence order, into a shared
+ * staging buffer, checks them (pread went around the plan's validation) and
+ * keeps what replay needs of them, 16 bytes each, in a window of its own
+ * (allocated when the site is first used).
+ *
+ * Refills are serialised by windows_lock, which also guards the staging buffer.
+ * Reading a window takes no lock: it is a sequence lock. A refill makes seq odd,
+ * rewrites the window and makes seq even again; a reader copies its slot with
+ * atomic loads and keeps the copy only if seq was even and unchanged meanwhile. */
+#define WINDOW_ENTRIES 256
+
+/* What replay needs of an entry; size UNUSABLE if the entry failed its checks. */
+struct slot {
+	_Atomic uint64_t offset_bytes, size_bytes;
+};
+#define UNUSABLE UINT64_MAX
 
 struct entry_window {
-	pthread_mutex_t lock;
-	uint64_t first; /* occurrence number of e[0] */
-	uint32_t count;
-	uint32_t capacity; /* WINDOW_ENTRIES, or fewer for a site with fewer entries */
-	struct plan_entry e[];
+	_Atomic uint64_t seq;	/* odd while a refill rewrites the window */
+	_Atomic uint64_t first; /* occurrence number of slots[0] */
+	_Atomic uint64_t count; /* slots filled */
+	uint64_t capacity;	/* WINDOW_ENTRIES, or fewer for a site with fewer entries */
+	struct slot slots[];
+};
+
+static struct plan_entry staging[WINDOW_ENTRIES]; /* under windows_lock */
+
+/* An entry's fields, as the window keeps them. */
+struct entry_place {
+	uint64_t offset_bytes, size_bytes;
 };
 
 static struct entry_window *window_of(uint32_t site, const struct plan_site *s)
@@ -340,12 +359,11 @@ static struct entry_window *window_of(uint32_t site, const struct plan_site *s)
 	pthread_mutex_lock(&windows_lock);
 	w = atomic_load_explicit(&windows[site], memory_order_relaxed);
 	if (!w) {
-		uint32_t capacity = s->entry_count < WINDOW_ENTRIES ? (uint32_t)s->entry_count
-								     : WINDOW_ENTRIES;
-		w = __libc_calloc(1, sizeof(*w) + capacity * sizeof(w->e[0]));
+		uint64_t capacity =
+		    s->entry_count < WINDOW_ENTRIES ? s->entry_count : WINDOW_ENTRIES;
+		w = __libc_calloc(1, sizeof(*w) + capacity * sizeof(w->slots[0]));
 		if (w) {
 			w->capacity = capacity;
-			pthread_mutex_init(&w->lock, NULL);
 			atomic_store_explicit(&windows[site], w, memory_order_release);
 		}
 	}
@@ -353,33 +371,81 @@ static struct entry_window *window_of(uint32_t site, const struct plan_site *s)
 	return w;
 }
 
-/* Copies occurrence k of site s into *out. Returns false if the plan can no longer
- * be read (the program closed memplan's descriptor, say). */
-static bool read_entry(uint32_t site, const struct plan_site *s, uint64_t k, struct plan_entry *out)
+/* Occurrence k from the window, if it is there, usable, and was not being
+ * rewritten meanwhile. */
+static bool window_lookup(struct entry_window *w, uint64_t k, struct entry_place *out)
+{
+	const uint64_t seq = atomic_load_explicit(&w->seq, memory_order_acquire);
+	if (seq & 1)
+		return false;
+	const uint64_t first = atomic_load_explicit(&w->first, memory_order_relaxed);
+	const uint64_t count = atomic_load_explicit(&w->count, memory_order_relaxed);
+	if (k - first >= count) /* also when k < first */
+		return false;
+	struct slot *slot = &w->slots[k - first];
+	out->offset_bytes = atomic_load_explicit(&slot->offset_bytes, memory_order_relaxed);
+	out->size_bytes = atomic_load_explicit(&slot->size_bytes, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&w->seq, memory_order_relaxed) == seq &&
+	       out->size_bytes != UNUSABLE;
+}
+
+/* Reads the window of site that starts at occurrence k, under windows_lock.
+ * Returns false if the plan can no longer be read (the program closed memplan's
+ * descriptor, say). */
+static bool window_refill(struct entry_window *w, uint32_t site, const struct plan_site *s,
+			  uint64_t k)
+{
+	const uint64_t seq = atomic_load_explicit(&w->seq, memory_order_relaxed);
+	const uint64_t arena = image.record.arena_bytes;
+	const uint64_t n = s->entry_count - k < w->capacity ? s->entry_count - k : w->capacity;
+	ssize_t got =
+	    pread(plan_fd, staging, n * sizeof(staging[0]),
+		  (off_t)(entries_file_offset + (s->first_entry + k) * sizeof(staging[0])));
+	bool ok = got == (ssize_t)(n * sizeof(staging[0]));
+
+	atomic_store_explicit(&w->seq, seq + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	for (uint64_t i = 0; ok && i < n; i++) {
+		const struct plan_entry *e = &staging[i];
+		bool usable = e->site == site && e->occurrence == k + i &&
+			      e->offset_bytes <= arena &&
+			      e->size_bytes <= arena - e->offset_bytes &&
+			      e->offset_bytes % PLAN_GRANULE_BYTES == 0;
+		atomic_store_explicit(&w->slots[i].offset_bytes, e->offset_bytes,
+				      memory_order_relaxed);
+		atomic_store_explicit(&w->slots[i].size_bytes, usable ? e->size_bytes : UNUSABLE,
+				      memory_order_relaxed);
+	}
+	atomic_store_explicit(&w->first, k, memory_order_relaxed);
+	atomic_store_explicit(&w->count, ok ? n : 0, memory_order_relaxed);
+	atomic_store_explicit(&w->seq, seq + 2, memory_order_release);
+	return ok;
+}
+
+/* Occurrence k of site s into *out. Returns false if the plan can no longer be
+ * read or the entry does not pass the checks. */
+static bool read_entry(uint32_t site, const struct plan_site *s, uint64_t k,
+		       struct entry_place *out)
 {
 	struct entry_window *w = window_of(site, s);
-	bool ok = true;
+	bool ok;
 
 	if (!w)
 		return false;
-	pthread_mutex_lock(&w->lock);
-	if (k < w->first || k >= w->first + w->count) {
-		uint64_t n = s->entry_count - k < w->capacity ? s->entry_count - k : w->capacity;
-		ssize_t got =
-		    pread(plan_fd, w->e, n * sizeof(*w->e),
-			  (off_t)(entries_file_offset + (s->first_entry + k) * sizeof(*w->e)));
-		ok = got == (ssize_t)(n * sizeof(*w->e));
-		w->first = k;
-		w->count = ok ? (uint32_t)n : 0;
+	if (window_lookup(w, k, out))
+		return true;
+	pthread_mutex_lock(&windows_lock);
+	ok = window_lookup(w, k, out);
+	if (!ok) {
+		/* Read it, unless it is there and failed its checks. */
+		uint64_t first = atomic_load_explicit(&w->first, memory_order_relaxed);
+		uint64_t count = atomic_load_explicit(&w->count, memory_order_relaxed);
+		if (k - first >= count)
+			ok = window_refill(w, site, s, k) && window_lookup(w, k, out);
 	}
-	if (ok)
-		*out = w->e[k - w->first];
-	pthread_mutex_unlock(&w->lock);
-	/* pread went around the plan's validation: check what replay relies on. */
-	return ok && out->site == site && out->occurrence == k &&
-	       out->offset_bytes <= image.record.arena_bytes &&
-	       out->size_bytes <= image.record.arena_bytes - out->offset_bytes &&
-	       out->offset_bytes % PLAN_GRANULE_BYTES == 0;
+	pthread_mutex_unlock(&windows_lock);
+	return ok;
 }
 
 void replay_after_fork_child(void)
@@ -387,14 +453,17 @@ void replay_after_fork_child(void)
 	pthread_mutex_init(&windows_lock, NULL);
 	for (uint32_t s = 0; windows && s < image.record.site_count; s++) {
 		struct entry_window *w = atomic_load(&windows[s]);
-		if (w)
-			pthread_mutex_init(&w->lock, NULL);
+		/* A thread of the parent may have been refilling it: start afresh. */
+		if (w && atomic_load(&w->seq) & 1) {
+			atomic_store(&w->count, 0);
+			atomic_fetch_add(&w->seq, 1);
+		}
 	}
 }
 
 /* The entry for the caller's next occurrence into *e, or false with the miss
  * counted. */
-static bool next_entry(size_t size, struct plan_entry *e)
+static bool next_entry(size_t size, struct entry_place *e)
 {
 	if (!have_image) {
 		miss(MISS_NO_PLAN);
@@ -425,7 +494,7 @@ static bool next_entry(size_t size, struct plan_entry *e)
 
 void *replay_alloc(size_t size, size_t align, bool zero)
 {
-	struct plan_entry e;
+	struct entry_place e;
 	void *p;
 
 	if (!next_entry(size, &e))
@@ -453,7 +522,7 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 void replay_consume(size_t size)
 {
 	/* Served in place: a hit, and the occurrence is used up as when recording. */
-	struct plan_entry e;
+	struct entry_place e;
 
 	if (next_entry(size, &e)) {
 		struct replay_counters *c = counters();
