@@ -17,6 +17,21 @@
 #define SL_BITS	    4u
 #define NONE OFFSET_ALLOCATOR_NONE
 
+static bool is_free(const struct offset_allocator *p, uint32_t r)
+{
+	return p->free_bits[r / 64] >> (r % 64) & 1;
+}
+
+static void set_free(struct offset_allocator *p, uint32_t r)
+{
+	p->free_bits[r / 64] |= UINT64_C(1) << (r % 64);
+}
+
+static void set_used(struct offset_allocator *p, uint32_t r)
+{
+	p->free_bits[r / 64] &= ~(UINT64_C(1) << (r % 64));
+}
+
 static unsigned class_down(uint64_t size)
 {
 	if (size < SMALL_LIMIT)
@@ -41,7 +56,7 @@ static void list_insert(struct offset_allocator *p, uint32_t r)
 {
 	unsigned c = class_down(p->ranges[r].size);
 
-	p->ranges[r].free = true;
+	set_free(p, r);
 	p->ranges[r].prev_free = NONE;
 	p->ranges[r].next_free = p->heads[c];
 	if (p->heads[c] != NONE)
@@ -63,7 +78,7 @@ static void list_remove(struct offset_allocator *p, uint32_t r)
 		p->ranges[x->next_free].prev_free = x->prev_free;
 	if (p->heads[c] == NONE)
 		p->nonempty[c / 64] &= ~(UINT64_C(1) << (c % 64));
-	x->free = false;
+	set_used(p, r);
 }
 
 static uint32_t first_class_at_least(const struct offset_allocator *p, unsigned c)
@@ -89,17 +104,22 @@ static uint32_t new_range(struct offset_allocator *p, uint64_t offset, uint64_t 
 			uint32_t cap = p->capacity ? 2 * p->capacity : 1024;
 			struct offset_range *grown = realloc(p->ranges, cap * sizeof(*grown));
 			uint32_t *stack = realloc(p->recycle, cap * sizeof(*stack));
+			uint64_t *bits = realloc(p->free_bits, cap / 64 * sizeof(*bits));
 			if (grown)
 				p->ranges = grown;
 			if (stack)
 				p->recycle = stack;
-			if (!grown || !stack)
+			if (bits)
+				p->free_bits = bits;
+			if (!grown || !stack || !bits)
 				return NONE;
+			memset(bits + p->capacity / 64, 0,
+			       (cap - p->capacity) / 64 * sizeof(*bits));
 			p->capacity = cap;
 		}
 		r = p->count++;
 	}
-	p->ranges[r] = (struct offset_range){offset, size, NONE, NONE, NONE, NONE, false};
+	p->ranges[r] = (struct offset_range){offset, size, NONE, NONE, NONE, NONE};
 	return r;
 }
 
@@ -149,7 +169,9 @@ static int split_back(struct offset_allocator *p, uint32_t r, uint64_t size)
 
 /* Looks for the best fit among the first few ranges of the class that need
  * falls in (whose members may or may not fit): TLSF alone would round the request
- * up to the next class and leave these smaller fits unused. */
+ * up to the next class and leave these smaller fits unused. An exact fit ends the
+ * search (nothing later can be better): with 16-byte units, each class below 512
+ * bytes holds one size, so there the head is taken at once. */
 #define CLOSE_FIT_PROBES 16
 
 static uint32_t close_fit(const struct offset_allocator *p, uint64_t need)
@@ -158,6 +180,8 @@ static uint32_t close_fit(const struct offset_allocator *p, uint64_t need)
 
 	for (int probes = 0; r != NONE && probes < CLOSE_FIT_PROBES; probes++) {
 		uint64_t size = p->ranges[r].size;
+		if (size == need)
+			return r;
 		if (size >= need && (best == NONE || size < p->ranges[best].size))
 			best = r;
 		r = p->ranges[r].next_free;
@@ -177,7 +201,7 @@ static uint32_t allocate(struct offset_allocator *p, uint64_t size, uint64_t ali
 	} else if ((c = first_class_at_least(p, class_up(need))) != NONE) {
 		r = p->heads[c];
 		list_remove(p, r);
-	} else if (p->last != NONE && p->ranges[p->last].free) {
+	} else if (p->last != NONE && is_free(p, p->last)) {
 		/* Grow the free range at the top just enough. */
 		r = p->last;
 		list_remove(p, r);
@@ -211,7 +235,7 @@ static void release(struct offset_allocator *p, uint32_t r)
 	struct offset_range *x = &p->ranges[r];
 	uint32_t prev = x->prev_phys, next = x->next_phys;
 
-	if (next != NONE && p->ranges[next].free) {
+	if (next != NONE && is_free(p, next)) {
 		list_remove(p, next);
 		x->size += p->ranges[next].size;
 		x->next_phys = p->ranges[next].next_phys;
@@ -221,7 +245,7 @@ static void release(struct offset_allocator *p, uint32_t r)
 			p->last = r;
 		p->recycle[p->recycled++] = next;
 	}
-	if (prev != NONE && p->ranges[prev].free) {
+	if (prev != NONE && is_free(p, prev)) {
 		list_remove(p, prev);
 		p->ranges[prev].size += x->size;
 		p->ranges[prev].next_phys = x->next_phys;
@@ -262,6 +286,8 @@ void offset_allocator_fini(struct offset_allocator *a)
 {
 	free(a->ranges);
 	free(a->recycle);
+	free(a->free_bits);
 	a->ranges = NULL;
 	a->recycle = NULL;
+	a->free_bits = NULL;
 }

@@ -12,16 +12,18 @@
 #define OFFSET_ALLOCATOR_NONE	 UINT32_MAX
 #define OFFSET_ALLOCATOR_CLASSES (16u + (64u - 8u) * 16u)
 
+/* 32 bytes: two to a cache line. Whether a range is free is kept apart, in a
+ * bitmap, so that a give need not touch neighbours that are in use. */
 struct offset_range {
 	uint64_t offset, size;
 	uint32_t prev_phys, next_phys; /* neighbours in offset order */
 	uint32_t prev_free, next_free; /* neighbours in its size class, if free */
-	bool free;
 };
 
 /* The fields are private; the struct is public so that it can be embedded. */
 struct offset_allocator {
 	struct offset_range *ranges;
+	uint64_t *free_bits; /* by range: set while the range is free */
 	uint32_t count, capacity, recycled; /* recycled: a stack of unused slots */
 	uint32_t *recycle;
 	uint32_t last; /* the range that ends at high water */
@@ -43,6 +45,13 @@ uint32_t offset_allocator_take(struct offset_allocator *a, uint64_t size, uint64
 
 /* Gives back a range taken and not yet given back. Does not allocate. */
 void offset_allocator_give(struct offset_allocator *a, uint32_t handle);
+
+/* The offset of a range taken and not yet given back (what take returned). */
+static inline uint64_t offset_allocator_offset(const struct offset_allocator *a,
+					       uint32_t handle)
+{
+	return a->ranges[handle].offset;
+}
 
 /* The arena the ranges taken so far need: the highest end ever handed out. */
 static inline uint64_t offset_allocator_high_water(const struct offset_allocator *a)
