@@ -6,12 +6,7 @@
 
 static uint64_t slot_of(const struct addr_map *map, uint64_t key)
 {
-	/* Addresses share low zero bits and high prefixes; a multiplicative mix
-	 * spreads them over the table. */
-	key ^= key >> 33;
-	key *= UINT64_C(0xff51afd7ed558ccd);
-	key ^= key >> 33;
-	return key & map->mask;
+	return addr_map_home(map, key);
 }
 
 int addr_map_init(struct addr_map *map, uint64_t capacity)

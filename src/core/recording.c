@@ -3,15 +3,17 @@
 #include "recording.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "plan_builder.h"
 
-#define NO_LIVE UINT32_MAX
-/* Per-site entry tables up to this size live on the heap; bigger ones get their own
- * mapping, which mremap grows without copying (a site of millions of entries). */
+#define NO_LIVE	    UINT32_MAX
+#define NO_IN_PLACE UINT32_MAX
+/* The log up to this size lives on the heap; bigger, it gets its own mapping,
+ * which mremap grows without copying (millions of entries). */
 #define MAPPED_TABLE_BYTES (UINT64_C(1) << 20)
 
 static uint64_t granules_of(uint64_t bytes)
@@ -57,12 +59,11 @@ int recording_init(struct recording *rec)
 
 void recording_fini(struct recording *rec)
 {
-	for (uint32_t s = 0; s < rec->site_count; s++)
-		free_table(rec->sites[s].entries,
-			   rec->sites[s].capacity * sizeof(struct plan_entry));
+	free_table(rec->ended, rec->ended_capacity * sizeof(*rec->ended));
 	free(rec->sites);
 	free(rec->live);
 	free(rec->in_place);
+	free(rec->aligned);
 	addr_map_fini(&rec->by_address);
 	offset_allocator_fini(&rec->offsets);
 	memset(rec, 0, sizeof(*rec));
@@ -82,26 +83,18 @@ int recording_add_site(struct recording *rec)
 	return 0;
 }
 
-static struct plan_entry *entry_of(const struct recording *rec, struct recording_ref ref)
+/* Grows a side list of elem-byte records so that one more fits. */
+static bool side_room(void **list, uint64_t count, uint64_t *capacity, size_t elem)
 {
-	return &rec->sites[ref.site].entries[ref.occurrence];
-}
-
-/* The site's next entry, made room for; NULL on ENOMEM. Not counted yet. */
-static struct plan_entry *next_entry(struct recording *rec, uint32_t site)
-{
-	struct recording_site *s = &rec->sites[site];
-
-	if (s->count == s->capacity) {
-		uint64_t cap = s->capacity ? 2 * s->capacity : 16;
-		void *grown = grow_table(s->entries, s->capacity * sizeof(*s->entries),
-					 cap * sizeof(*s->entries));
-		if (!grown)
-			return NULL;
-		s->entries = grown;
-		s->capacity = cap;
-	}
-	return &s->entries[s->count];
+	if (count < *capacity)
+		return true;
+	uint64_t cap = *capacity ? 2 * *capacity : 1024;
+	void *grown = realloc(*list, cap * elem);
+	if (!grown)
+		return false;
+	*list = grown;
+	*capacity = cap;
+	return true;
 }
 
 static uint32_t live_take(struct recording *rec)
@@ -128,72 +121,113 @@ static uint32_t live_take(struct recording *rec)
 
 static void live_give(struct recording *rec, uint32_t i)
 {
+	rec->live[i].site = RECORDING_NO_SITE;
 	rec->live[i].range = rec->live_free;
 	rec->live_free = i;
 }
 
-/* Ends the block of live slot i at the current tick: its current entry, and the
- * entry whose range it is (whose lifetime covers its in-place reallocs). */
-static void end_block(struct recording *rec, uint32_t i)
+/* What the address map holds for a block: its live slot and its range, so that
+ * both can be loaded at once when it ends. Never RECORDING_NO_TOKEN. */
+static uint64_t handle_of(uint32_t i, uint32_t range)
 {
+	return (uint64_t)range << 32 | i;
+}
+
+/* Ends the block of handle h at the current tick: its entry goes to the log, and
+ * the in-place realloc now using it, if any, ends too. */
+static void end_block(struct recording *rec, uint64_t h)
+{
+	uint32_t i = (uint32_t)h, range = (uint32_t)(h >> 32);
 	struct recording_live *b = &rec->live[i];
 	uint64_t t = rec->clock++;
 
-	entry_of(rec, b->current)->t_end = t;
-	entry_of(rec, b->root)->t_end = t;
-	offset_allocator_give(&rec->offsets, b->range);
-	rec->live_bytes -= b->granules * PLAN_GRANULE_BYTES;
+	__builtin_prefetch(&rec->offsets.ranges[range]);
+
+	if (b->current != NO_IN_PLACE)
+		rec->in_place[b->current].t_end = t;
+	rec->ended[rec->ended_count++] = (struct recording_ended){
+	    .size = b->size,
+	    .offset = offset_allocator_offset(&rec->offsets, range),
+	    .t_start = b->t_start,
+	    .t_end = t,
+	    .site = b->site,
+	    .occurrence = b->occurrence,
+	};
+	offset_allocator_give(&rec->offsets, range);
+	rec->live_bytes -= granules_of(b->size) * PLAN_GRANULE_BYTES;
 	live_give(rec, i);
 }
 
-/* Records a new block with a range of its own; returns its live slot or NO_LIVE. */
-static uint32_t new_block(struct recording *rec, uint32_t site, uint64_t size, uint64_t align)
+/* Makes sure the log has room for every block started and one more. */
+static bool ended_room(struct recording *rec)
+{
+	if (rec->blocks_started < rec->ended_capacity)
+		return true;
+	uint64_t cap = rec->ended_capacity ? 2 * rec->ended_capacity : 1024;
+	void *grown = grow_table(rec->ended, rec->ended_capacity * sizeof(*rec->ended),
+				 cap * sizeof(*rec->ended));
+	if (!grown)
+		return false;
+	rec->ended = grown;
+	rec->ended_capacity = cap;
+	return true;
+}
+
+/* Records a new block with a range of its own; returns its handle or
+ * RECORDING_NO_TOKEN. */
+static uint64_t new_block(struct recording *rec, uint32_t site, uint64_t size, uint64_t align)
 {
 	uint64_t granules = granules_of(size), offset;
-	struct plan_entry *e = next_entry(rec, site);
-	uint32_t i = e ? live_take(rec) : NO_LIVE;
-	uint32_t range;
+	uint32_t i, range;
 
+	if (!ended_room(rec) ||
+	    (align > 1 && !side_room((void **)&rec->aligned, rec->aligned_count,
+				     &rec->aligned_capacity, sizeof(*rec->aligned))))
+		return RECORDING_NO_TOKEN;
+	i = live_take(rec);
 	if (i == NO_LIVE)
-		return NO_LIVE;
+		return RECORDING_NO_TOKEN;
 	range = offset_allocator_take(&rec->offsets, granules * PLAN_GRANULE_BYTES,
 				      align > PLAN_GRANULE_BYTES ? align : PLAN_GRANULE_BYTES,
 				      &offset);
 	if (range == OFFSET_ALLOCATOR_NONE) {
 		live_give(rec, i);
-		return NO_LIVE;
+		return RECORDING_NO_TOKEN;
 	}
-	struct recording_ref ref = {site, rec->sites[site].count++};
-	*e = (struct plan_entry){
-	    .site = site,
-	    .occurrence = (uint32_t)ref.occurrence,
-	    .size_bytes = size,
-	    .offset_bytes = offset,
+	uint32_t occurrence = (uint32_t)rec->sites[site].count++;
+	if (align > 1)
+		rec->aligned[rec->aligned_count++] =
+		    (struct recording_aligned){site, occurrence, align};
+	rec->live[i] = (struct recording_live){
 	    .t_start = rec->clock++,
-	    .t_end = PLAN_T_INFINITY,
-	    .align_bytes = (uint32_t)align,
+	    .size = size,
+	    .site = site,
+	    .occurrence = occurrence,
+	    .range = range,
+	    .current = NO_IN_PLACE,
 	};
-	rec->live[i] = (struct recording_live){ref, ref, granules, range};
+	rec->blocks_started++;
 	rec->entry_count++;
 	rec->live_bytes += granules * PLAN_GRANULE_BYTES;
 	if (rec->live_bytes > rec->peak_bytes)
 		rec->peak_bytes = rec->live_bytes;
-	return i;
+	return handle_of(i, range);
 }
 
 int recording_alloc(struct recording *rec, uint64_t address, uint32_t site, uint64_t size,
 		    uint64_t align)
 {
-	uint32_t i;
+	uint64_t h;
 
 	if (site >= rec->site_count || !size || !address || !align || (align & (align - 1)) ||
 	    align > PLAN_MAX_ALIGN_BYTES || rec->sites[site].count >= UINT32_MAX)
 		return -EINVAL;
-	i = new_block(rec, site, size, align);
-	if (i == NO_LIVE)
+	addr_map_prefetch(&rec->by_address, address); /* while the range is found */
+	h = new_block(rec, site, size, align);
+	if (h == RECORDING_NO_TOKEN)
 		return -ENOMEM;
-	if (addr_map_put(&rec->by_address, address, i) < 0) {
-		end_block(rec, i); /* recorded as a block freed at once */
+	if (addr_map_put(&rec->by_address, address, h) < 0) {
+		end_block(rec, h); /* recorded as a block freed at once */
 		return -ENOMEM;
 	}
 	return 0;
@@ -201,18 +235,18 @@ int recording_alloc(struct recording *rec, uint64_t address, uint32_t site, uint
 
 void recording_free(struct recording *rec, uint64_t address)
 {
-	uint64_t i;
+	uint64_t h;
 
-	if (address && addr_map_remove(&rec->by_address, address, &i))
-		end_block(rec, (uint32_t)i);
+	if (address && addr_map_remove(&rec->by_address, address, &h))
+		end_block(rec, h);
 }
 
 uint64_t recording_realloc_begin(struct recording *rec, uint64_t old)
 {
-	uint64_t i;
+	uint64_t h;
 
-	if (old && addr_map_remove(&rec->by_address, old, &i))
-		return i;
+	if (old && addr_map_remove(&rec->by_address, old, &h))
+		return h;
 	return RECORDING_NO_TOKEN;
 }
 
@@ -220,36 +254,27 @@ uint64_t recording_realloc_begin(struct recording *rec, uint64_t old)
 static int continue_in_place(struct recording *rec, uint32_t i, uint64_t size, uint32_t site)
 {
 	struct recording_live *b = &rec->live[i];
-	struct plan_entry *e = next_entry(rec, site);
 
-	if (!e)
+	if (rec->in_place_count >= NO_IN_PLACE ||
+	    !side_room((void **)&rec->in_place, rec->in_place_count, &rec->in_place_capacity,
+		       sizeof(*rec->in_place)))
 		return -ENOMEM;
-	if (rec->in_place_count == rec->in_place_capacity) {
-		uint64_t cap = rec->in_place_capacity ? 2 * rec->in_place_capacity : 1024;
-		struct recording_in_place *grown = realloc(rec->in_place, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		rec->in_place = grown;
-		rec->in_place_capacity = cap;
-	}
-	struct recording_ref ref = {site, rec->sites[site].count++};
-	*e = (struct plan_entry){
-	    .site = site,
-	    .occurrence = (uint32_t)ref.occurrence,
-	    .size_bytes = size,
-	    .offset_bytes = entry_of(rec, b->root)->offset_bytes,
+	rec->in_place[rec->in_place_count] = (struct recording_in_place){
+	    .size = size,
 	    .t_start = rec->clock++,
 	    .t_end = PLAN_T_INFINITY,
-	    .align_bytes = 1,
+	    .site = site,
+	    .occurrence = (uint32_t)rec->sites[site].count++,
+	    .root_site = b->site,
+	    .root_occurrence = b->occurrence,
 	};
-	rec->in_place[rec->in_place_count++] = (struct recording_in_place){ref, b->root};
 	rec->entry_count++;
 	/* The entry it replaces ends now, unless it is the block's own entry, whose
 	 * lifetime is the block's and goes on. */
-	if (b->current.site != b->root.site || b->current.occurrence != b->root.occurrence)
-		entry_of(rec, b->current)->t_end = rec->clock;
+	if (b->current != NO_IN_PLACE)
+		rec->in_place[b->current].t_end = rec->clock;
 	rec->clock++;
-	b->current = ref;
+	b->current = (uint32_t)rec->in_place_count++;
 	return 0;
 }
 
@@ -261,7 +286,7 @@ void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
 	if (!address) {
 		if (token != RECORDING_NO_TOKEN &&
 		    addr_map_put(&rec->by_address, old, token) < 0)
-			end_block(rec, i);
+			end_block(rec, token);
 		return;
 	}
 	if (token == RECORDING_NO_TOKEN) {
@@ -270,16 +295,16 @@ void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
 		return;
 	}
 	if (site < rec->site_count && size && rec->sites[site].count < UINT32_MAX &&
-	    granules_of(size) <= rec->live[i].granules &&
+	    granules_of(size) <= granules_of(rec->live[i].size) &&
 	    continue_in_place(rec, i, size, site) == 0) {
-		if (addr_map_put(&rec->by_address, address, i) < 0)
-			end_block(rec, i);
+		if (addr_map_put(&rec->by_address, address, token) < 0)
+			end_block(rec, token);
 		return;
 	}
 	/* It moves: the new block starts, then the old one ends. */
 	if (site != RECORDING_NO_SITE)
 		recording_alloc(rec, address, site, size, 1);
-	end_block(rec, i);
+	end_block(rec, token);
 }
 
 /* Packs the entries again with the planner proper when that gives a smaller arena. */
@@ -323,18 +348,56 @@ int recording_build(const struct recording *rec, struct plan_image *image,
 		return -ENOMEM;
 	}
 	for (uint32_t s = 0; s < rec->site_count; s++) {
-		const struct recording_site *rs = &rec->sites[s];
 		sites[s] = image->sites[s];
 		sites[s].first_entry = first;
-		sites[s].entry_count = rs->count;
-		if (rs->count)
-			memcpy(entries + first, rs->entries, rs->count * sizeof(*entries));
-		first += rs->count;
+		sites[s].entry_count = rec->sites[s].count;
+		first += rec->sites[s].count;
+	}
+	/* Every entry is in exactly one of: the log, a live slot, the in-place list. */
+	for (uint64_t k = 0; k < rec->ended_count; k++) {
+		const struct recording_ended *x = &rec->ended[k];
+		entries[sites[x->site].first_entry + x->occurrence] = (struct plan_entry){
+		    .site = x->site,
+		    .occurrence = x->occurrence,
+		    .size_bytes = x->size,
+		    .offset_bytes = x->offset,
+		    .t_start = x->t_start,
+		    .t_end = x->t_end,
+		    .align_bytes = 1,
+		};
+	}
+	for (uint32_t i = 0; i < rec->live_used; i++) {
+		const struct recording_live *b = &rec->live[i];
+		if (b->site == RECORDING_NO_SITE)
+			continue;
+		entries[sites[b->site].first_entry + b->occurrence] = (struct plan_entry){
+		    .site = b->site,
+		    .occurrence = b->occurrence,
+		    .size_bytes = b->size,
+		    .offset_bytes = offset_allocator_offset(&rec->offsets, b->range),
+		    .t_start = b->t_start,
+		    .t_end = PLAN_T_INFINITY,
+		    .align_bytes = 1,
+		};
 	}
 	for (uint64_t k = 0; k < rec->in_place_count; k++) {
 		const struct recording_in_place *ip = &rec->in_place[k];
-		entries[sites[ip->entry.site].first_entry + ip->entry.occurrence].in_place_of =
-		    sites[ip->root.site].first_entry + ip->root.occurrence + 1;
+		uint64_t root = sites[ip->root_site].first_entry + ip->root_occurrence;
+		entries[sites[ip->site].first_entry + ip->occurrence] = (struct plan_entry){
+		    .site = ip->site,
+		    .occurrence = ip->occurrence,
+		    .size_bytes = ip->size,
+		    .offset_bytes = entries[root].offset_bytes,
+		    .t_start = ip->t_start,
+		    .t_end = ip->t_end,
+		    .align_bytes = 1,
+		    .in_place_of = root + 1,
+		};
+	}
+	for (uint64_t k = 0; k < rec->aligned_count; k++) {
+		const struct recording_aligned *x = &rec->aligned[k];
+		entries[sites[x->site].first_entry + x->occurrence].align_bytes =
+		    (uint32_t)x->align;
 	}
 	image->sites = sites;
 	image->entries = entries;

@@ -1,8 +1,15 @@
-/* A recording in progress, planned as it goes: each allocation becomes its site's
- * next plan entry the moment it happens, with an offset from an online offset
- * allocator (offset_allocator.h), and its free fills in the entry's end. So when
- * the program ends, the plan is already made and only has to be written; nothing
- * proportional to the trace is sorted or packed at exit.
+/* A recording in progress, planned as it goes: each allocation gets its offset
+ * from an online offset allocator (offset_allocator.h) the moment it happens, so
+ * when the program ends the plan is already made and only has to be written;
+ * nothing proportional to the trace is sorted or packed at exit.
+ *
+ * Each entry is written once, when its block ends: what it will say is kept in
+ * the block's live slot meanwhile (slots are reused last-freed first, so they stay
+ * in cache), and at the end it is appended to a log of ended entries in the order
+ * they end, a sequential write. recording_build places each where its site and
+ * occurrence say. The rare parts of an entry stay out of the hot path: the
+ * alignment of the few blocks aligned beyond a granule, and the in-place reallocs,
+ * are kept in side lists.
  *
  * Time is a logical clock: one tick per allocation or free. A realloc that moves
  * takes two: the new block starts, then the old one ends, since both are alive
@@ -22,26 +29,34 @@
 #include "planner.h"
 
 struct recording_site {
-	struct plan_entry *entries; /* by occurrence; in_place_of is fixed up at the end */
-	uint64_t count, capacity;
+	uint64_t count; /* entries so far: the next one's occurrence */
 };
 
-struct recording_ref {
-	uint32_t site;
-	uint64_t occurrence;
-};
-
-/* A block alive now, found by its address. */
+/* A block alive now, found by its address: its own entry, until it ends. */
 struct recording_live {
-	struct recording_ref root;    /* the entry whose range this is */
-	struct recording_ref current; /* the entry now using it (root, or an in-place realloc) */
-	uint64_t granules;	      /* the range's size */
-	uint32_t range;		      /* in the offset allocator; next free slot when unused */
+	uint64_t t_start, size;
+	uint32_t site, occurrence; /* site: RECORDING_NO_SITE when the slot is unused */
+	uint32_t range;		   /* in the offset allocator; next free slot when unused */
+	uint32_t current;	   /* the in-place realloc now using it, or NO_IN_PLACE */
 };
 
-/* An in-place realloc's entry and the entry it continues. */
+/* An entry whose block has ended, in the log (no alignment: see aligned). */
+struct recording_ended {
+	uint64_t size, offset, t_start, t_end;
+	uint32_t site, occurrence;
+};
+
+/* An in-place realloc's entry; its offset is its root's. */
 struct recording_in_place {
-	struct recording_ref entry, root;
+	uint64_t size, t_start, t_end;
+	uint32_t site, occurrence;
+	uint32_t root_site, root_occurrence; /* the entry whose block it continues */
+};
+
+/* An entry aligned beyond a granule. */
+struct recording_aligned {
+	uint32_t site, occurrence;
+	uint64_t align;
 };
 
 /* The fields are private; the struct is public so that it can be embedded. */
@@ -50,10 +65,14 @@ struct recording {
 	uint32_t site_count, site_capacity;
 	struct recording_live *live;
 	uint32_t live_used, live_capacity, live_free; /* live_free: a list through range */
-	struct addr_map by_address;		      /* address -> index into live */
+	struct addr_map by_address;		      /* address -> live slot and range */
 	struct offset_allocator offsets;
+	struct recording_ended *ended; /* room for every block started, so ending never fails */
+	uint64_t ended_count, ended_capacity, blocks_started;
 	struct recording_in_place *in_place;
 	uint64_t in_place_count, in_place_capacity;
+	struct recording_aligned *aligned;
+	uint64_t aligned_count, aligned_capacity;
 	uint64_t clock, entry_count, live_bytes, peak_bytes;
 };
 

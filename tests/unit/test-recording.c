@@ -52,7 +52,7 @@ static struct plan_image base_image(struct plan_site *sites, uint64_t exe_key, u
 /* What the model expects of each entry, in allocation order. */
 struct expected {
 	uint32_t site;
-	uint64_t occurrence, size, t_start, t_end;
+	uint64_t occurrence, size, align, t_start, t_end;
 	int64_t root; /* index of the entry whose block it continues, or -1 */
 };
 
@@ -64,10 +64,18 @@ struct model {
 	uint64_t next_address;
 };
 
-static uint64_t expect_entry(struct model *m, uint32_t site, uint64_t size, int64_t root)
+static uint64_t expect_entry(struct model *m, uint32_t site, uint64_t size, uint64_t align,
+			     int64_t root)
 {
-	m->e[m->count] = (struct expected){site, m->per_site[site]++, size, m->clock++,
-					   PLAN_T_INFINITY, root};
+	m->e[m->count] = (struct expected){
+	    .site = site,
+	    .occurrence = m->per_site[site]++,
+	    .size = size,
+	    .align = align,
+	    .t_start = m->clock++,
+	    .t_end = PLAN_T_INFINITY,
+	    .root = root,
+	};
 	return m->count++;
 }
 
@@ -86,11 +94,13 @@ static struct model run_program(struct recording *rec, uint64_t ops)
 		uint64_t address = m.held_address[k];
 
 		if (!address) {
-			uint64_t align = check_random(&seed) % 10 ? 1 : 256;
+			uint64_t align = check_random(&seed) % 10
+					     ? 1
+					     : UINT64_C(1) << (1 + check_random(&seed) % 12);
 			m.held_address[k] = m.next_address;
 			m.next_address += 64;
 			CHECK(recording_alloc(rec, m.held_address[k], site, size, align) == 0);
-			m.held_entry[k] = m.held_root[k] = expect_entry(&m, site, size, -1);
+			m.held_entry[k] = m.held_root[k] = expect_entry(&m, site, size, align, -1);
 			continue;
 		}
 		switch (check_random(&seed) % 4) {
@@ -105,7 +115,7 @@ static struct model run_program(struct recording *rec, uint64_t ops)
 			}
 			CHECK(token != RECORDING_NO_TOKEN);
 			recording_realloc_done(rec, token, address, to, size, site);
-			uint64_t now = expect_entry(&m, site, size, fits ? (int64_t)root : -1);
+			uint64_t now = expect_entry(&m, site, size, 1, fits ? (int64_t)root : -1);
 			/* The block's own entry lives as long as the block. */
 			if (!fits || m.held_entry[k] != root)
 				m.e[m.held_entry[k]].t_end = m.clock;
@@ -152,6 +162,8 @@ static void check_built(const struct plan_image *im, const struct model *m)
 		CHECK_EQ_U64(e->size_bytes, x->size);
 		CHECK_EQ_U64(e->t_start, x->t_start);
 		CHECK_EQ_U64(e->t_end, x->t_end);
+		CHECK_EQ_U64(e->align_bytes, x->align);
+		CHECK_EQ_U64(e->flags, 0);
 		CHECK(e->offset_bytes % PLAN_GRANULE_BYTES == 0);
 		CHECK(e->offset_bytes % e->align_bytes == 0);
 		if (x->root >= 0) {
