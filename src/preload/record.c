@@ -30,6 +30,9 @@ struct site_index {
 
 static pthread_mutex_t record_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct recording recording;
+/* Allocation calls: those recorded are counted under the lock, which they take
+ * anyway; only the others pay for an atomic add. */
+static uint64_t alloc_calls_locked;
 static _Atomic uint64_t alloc_calls;
 static bool recording_on;
 
@@ -120,13 +123,13 @@ void record_alloc(void *p, size_t size, size_t align)
 {
 	uint32_t site;
 
-	atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
-	if (!p || !size || align > PLAN_MAX_ALIGN_BYTES)
+	if (!p || !size || align > PLAN_MAX_ALIGN_BYTES ||
+	    (site = callsite_capture()) == CALLSITE_UNKNOWN) {
+		atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
 		return;
-	site = callsite_capture();
-	if (site == CALLSITE_UNKNOWN)
-		return;
+	}
 	pthread_mutex_lock(&record_mutex);
+	alloc_calls_locked++;
 	if (recording_on && know_site(site))
 		recording_alloc(&recording, (uintptr_t)p, site, size, align);
 	pthread_mutex_unlock(&record_mutex);
@@ -160,12 +163,13 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 	uint32_t site = RECORDING_NO_SITE;
 
 	if (new_p) {
-		atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
 		site = callsite_capture();
 		if (site == CALLSITE_UNKNOWN)
 			site = RECORDING_NO_SITE;
 	}
 	pthread_mutex_lock(&record_mutex);
+	if (new_p)
+		alloc_calls_locked++;
 	if (recording_on && (site == RECORDING_NO_SITE || know_site(site)))
 		recording_realloc_done(&recording, token, (uintptr_t)old, (uintptr_t)new_p,
 				       size, site);
@@ -224,7 +228,7 @@ int record_finish(bool from_signal)
 	image.record.args_key = preload_config.image.args_key;
 	image.record.pid = (uint32_t)getpid();
 	image.record.depth = preload_config.depth;
-	image.record.alloc_calls = atomic_load(&alloc_calls);
+	image.record.alloc_calls = atomic_load(&alloc_calls) + alloc_calls_locked;
 	image.record.site_count = site_count;
 	image.record.frame_count = frame_count;
 	image.modules = modules;
