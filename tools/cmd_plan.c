@@ -84,7 +84,7 @@ static void plan_progress(void *ctx, uint64_t best_bytes, uint64_t lower_bound_b
 static int plan_file_main(const struct plan_args *a)
 {
 	struct planner_options opt = {.time_limit_s = a->time_limit_s, .threads = a->threads};
-	struct plan_entry **replanned = NULL;
+	struct plan_entry **replanned = NULL, **decoded = NULL;
 	struct plan_image *images = NULL;
 	char why[256];
 	void *buf;
@@ -103,14 +103,20 @@ static int plan_file_main(const struct plan_args *a)
 	uint32_t n = plan_file_header(buf)->image_count;
 	images = calloc(n ? n : 1, sizeof(*images));
 	replanned = calloc(n ? n : 1, sizeof(*replanned));
-	if (!images || !replanned) {
+	decoded = calloc(n ? n : 1, sizeof(*decoded));
+	if (!images || !replanned || !decoded) {
 		fprintf(stderr, "memplan: out of memory\n");
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct plan_image *im = &images[i];
 		plan_file_image(buf, i, im);
-		struct plan_image before = *im;
+		struct plan_image before = *im; /* entries still encoded: written as they are */
+		if (plan_image_entries(im, &decoded[i]) < 0) {
+			fprintf(stderr, "memplan: out of memory\n");
+			goto out;
+		}
+		im->entries = decoded[i];
 		r = plan_builder_replan(im, &opt, &replanned[i]);
 		if (r < 0) {
 			fprintf(stderr, "memplan: %s: image %u: cannot re-plan: %s\n", a->plan_path, i,
@@ -136,9 +142,12 @@ static int plan_file_main(const struct plan_args *a)
 	}
 	status = 0;
 out:
-	for (uint32_t i = 0; replanned && i < n; i++)
+	for (uint32_t i = 0; replanned && decoded && i < n; i++) {
 		free(replanned[i]);
+		free(decoded[i]);
+	}
 	free(replanned);
+	free(decoded);
 	free(images);
 	free(buf);
 	return status;

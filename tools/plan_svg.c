@@ -456,7 +456,13 @@ int plan_svg_show(FILE *out, const char *path, const void *buf, struct symbolize
 			pick = i;
 	}
 	plan_file_image(buf, pick, &im);
-	err = plan_svg_write(out, &im, sym);
+	struct plan_entry *entries;
+	err = plan_image_entries(&im, &entries);
+	if (!err) {
+		im.entries = entries;
+		err = plan_svg_write(out, &im, sym);
+		free(entries);
+	}
 	if (!err && fflush(out) != 0)
 		err = -EIO;
 	if (err) {

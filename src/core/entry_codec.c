@@ -3,20 +3,13 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 
 #define FLAG_INFINITE 1u
 #define FLAG_IN_PLACE 2u
 #define FLAG_ALIGN    4u
-
-static uint8_t *put_varint(uint8_t *out, uint64_t v)
-{
-	while (v >= 0x80) {
-		*out++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*out++ = (uint8_t)v;
-	return out;
-}
+/* t_start, lifetime, size, offset. */
+#define COLUMNS 4u
 
 static uint64_t zigzag(uint64_t difference)
 {
@@ -25,104 +18,166 @@ static uint64_t zigzag(uint64_t difference)
 
 static uint64_t unzigzag(uint64_t v)
 {
-	return (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
+	return (v >> 1) ^ (uint64_t) - (int64_t)(v & 1);
+}
+
+/* The bytes v needs, 0 to 8. */
+static unsigned width_of(uint64_t v)
+{
+	return v ? 8 - (unsigned)__builtin_clzll(v) / 8 : 0;
+}
+
+static uint8_t *put_le(uint8_t *out, uint64_t v, unsigned width)
+{
+	for (unsigned i = 0; i < width; i++)
+		out[i] = (uint8_t)(v >> (8 * i));
+	return out + width;
+}
+
+/* The four columns of an entry's record, as numbers. */
+struct columns {
+	uint64_t v[COLUMNS];
+};
+
+static struct columns columns_of(const struct plan_entry *e, uint64_t prev_start,
+				 uint64_t prev_granule)
+{
+	return (struct columns){{
+	    zigzag(e->t_start - prev_start),
+	    e->t_end == PLAN_T_INFINITY ? 0 : e->t_end - e->t_start,
+	    e->size_bytes,
+	    zigzag(e->offset_bytes / PLAN_GRANULE_BYTES - prev_granule),
+	}};
+}
+
+static uint8_t flags_of(const struct plan_entry *e)
+{
+	return (uint8_t)((e->t_end == PLAN_T_INFINITY ? FLAG_INFINITE : 0) |
+			 (e->in_place_of ? FLAG_IN_PLACE : 0) |
+			 (e->align_bytes != 1 ? FLAG_ALIGN : 0));
 }
 
 int64_t entry_codec_encode(const struct plan_entry *entries, uint32_t n, uint8_t *out)
 {
+	unsigned width[COLUMNS] = {0};
 	uint64_t prev_start = 0, prev_granule = 0;
 	uint8_t *p = out;
 
 	for (uint32_t k = 0; k < n; k++) {
 		const struct plan_entry *e = &entries[k];
-		uint64_t granule = e->offset_bytes / PLAN_GRANULE_BYTES;
-		uint8_t flags = 0;
-
 		if (e->offset_bytes % PLAN_GRANULE_BYTES || !e->align_bytes ||
 		    (e->align_bytes & (e->align_bytes - 1)))
 			return -EINVAL;
-		flags |= e->t_end == PLAN_T_INFINITY ? FLAG_INFINITE : 0;
-		flags |= e->in_place_of ? FLAG_IN_PLACE : 0;
-		flags |= e->align_bytes != 1 ? FLAG_ALIGN : 0;
-		*p++ = flags;
-		p = put_varint(p, zigzag(e->t_start - prev_start));
-		if (!(flags & FLAG_INFINITE))
-			p = put_varint(p, e->t_end - e->t_start);
-		p = put_varint(p, e->size_bytes);
-		p = put_varint(p, zigzag(granule - prev_granule));
-		if (flags & FLAG_ALIGN)
-			*p++ = (uint8_t)__builtin_ctz(e->align_bytes);
-		if (flags & FLAG_IN_PLACE)
-			p = put_varint(p, e->in_place_of);
+		struct columns c = columns_of(e, prev_start, prev_granule);
+		for (unsigned i = 0; i < COLUMNS; i++)
+			if (width_of(c.v[i]) > width[i])
+				width[i] = width_of(c.v[i]);
 		prev_start = e->t_start;
-		prev_granule = granule;
+		prev_granule = e->offset_bytes / PLAN_GRANULE_BYTES;
+	}
+	for (unsigned i = 0; i < COLUMNS; i++)
+		*p++ = (uint8_t)width[i];
+	prev_start = prev_granule = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct plan_entry *e = &entries[k];
+		struct columns c = columns_of(e, prev_start, prev_granule);
+		*p++ = flags_of(e);
+		for (unsigned i = 0; i < COLUMNS; i++)
+			p = put_le(p, c.v[i], width[i]);
+		prev_start = e->t_start;
+		prev_granule = e->offset_bytes / PLAN_GRANULE_BYTES;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		const struct plan_entry *e = &entries[k];
+		if (e->align_bytes != 1)
+			*p++ = (uint8_t)__builtin_ctz(e->align_bytes);
+		if (e->in_place_of)
+			p = put_le(p, e->in_place_of, 8);
 	}
 	return p - out;
 }
 
-/* Reads one varint of at most 64 bits from [*p, end). */
-static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+static inline uint64_t load8(const uint8_t *p)
 {
-	uint64_t value = 0;
+	uint64_t v;
 
-	for (unsigned shift = 0; *p < end; shift += 7) {
-		uint8_t byte = *(*p)++;
-		/* The tenth byte holds bit 63 only. */
-		if (shift == 63 && byte > 1)
-			return false;
-		value |= (uint64_t)(byte & 0x7f) << shift;
-		if (!(byte & 0x80)) {
-			*v = value;
-			return true;
-		}
-		if (shift == 63)
-			return false;
-	}
-	return false;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* A little-endian number of width bytes at p, byte by byte: near the end of the
+ * input, where eight bytes cannot be read. */
+static uint64_t get_le(const uint8_t *p, unsigned width)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < width; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
 }
 
 int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
 		       uint64_t first_occurrence, struct plan_entry *out)
 {
-	const uint8_t *p = in, *end = in + len;
-	uint64_t prev_start = 0, prev_granule = 0;
+	const uint8_t *p = in, *end = in + len, *tail;
+	uint64_t prev_start = 0, prev_granule = 0, stride = 1, mask[COLUMNS];
+	unsigned width[COLUMNS], at[COLUMNS];
 
-	for (uint32_t k = 0; k < n; k++) {
-		struct plan_entry *e = &out[k];
-		uint64_t delta, lifetime = 0, size, granule_delta, in_place = 0;
-		uint8_t flags, align_log2 = 0;
-
-		if (p == end)
+	if (len < COLUMNS)
+		return -EINVAL;
+	for (unsigned i = 0; i < COLUMNS; i++) {
+		width[i] = *p++;
+		if (width[i] > 8)
 			return -EINVAL;
-		flags = *p++;
+		at[i] = (unsigned)stride; /* the column's place in a record */
+		mask[i] = width[i] == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * width[i])) - 1;
+		stride += width[i];
+	}
+	if ((uint64_t)(end - p) / stride < n)
+		return -EINVAL;
+	tail = p + stride * n;
+	for (uint32_t k = 0; k < n; k++, p += stride) {
+		struct plan_entry *e = &out[k];
+		uint8_t flags = *p;
+		uint64_t c[COLUMNS], align_log2 = 0, in_place = 0;
+
 		if (flags & ~(FLAG_INFINITE | FLAG_IN_PLACE | FLAG_ALIGN))
 			return -EINVAL;
-		if (!get_varint(&p, end, &delta) ||
-		    (!(flags & FLAG_INFINITE) && !get_varint(&p, end, &lifetime)) ||
-		    !get_varint(&p, end, &size) || !get_varint(&p, end, &granule_delta))
-			return -EINVAL;
-		if (flags & FLAG_ALIGN) {
-			if (p == end || *p > 31)
-				return -EINVAL;
-			align_log2 = *p++;
+		/* Whole words where they can be read: no branch on the widths. */
+		if (end - p >= (ptrdiff_t)(stride + 8)) {
+			for (unsigned i = 0; i < COLUMNS; i++)
+				c[i] = load8(p + at[i]) & mask[i];
+		} else {
+			for (unsigned i = 0; i < COLUMNS; i++)
+				c[i] = get_le(p + at[i], width[i]);
 		}
-		if ((flags & FLAG_IN_PLACE) && !get_varint(&p, end, &in_place))
-			return -EINVAL;
-		uint64_t granule = prev_granule + unzigzag(granule_delta);
+		if (flags & (FLAG_ALIGN | FLAG_IN_PLACE)) {
+			if (flags & FLAG_ALIGN) {
+				if (tail == end || *tail > 31)
+					return -EINVAL;
+				align_log2 = *tail++;
+			}
+			if (flags & FLAG_IN_PLACE) {
+				if (end - tail < 8)
+					return -EINVAL;
+				in_place = get_le(tail, 8);
+				tail += 8;
+			}
+		}
+		uint64_t granule = prev_granule + unzigzag(c[3]);
 		if (granule > UINT64_MAX / PLAN_GRANULE_BYTES)
 			return -EINVAL;
-		*e = (struct plan_entry){
-		    .site = site,
-		    .occurrence = (uint32_t)(first_occurrence + k),
-		    .size_bytes = size,
-		    .offset_bytes = granule * PLAN_GRANULE_BYTES,
-		    .t_start = prev_start + unzigzag(delta),
-		    .align_bytes = UINT32_C(1) << align_log2,
-		    .in_place_of = in_place,
-		};
-		e->t_end = (flags & FLAG_INFINITE) ? PLAN_T_INFINITY : e->t_start + lifetime;
+		e->site = site;
+		e->occurrence = (uint32_t)(first_occurrence + k);
+		e->size_bytes = c[2];
+		e->offset_bytes = granule * PLAN_GRANULE_BYTES;
+		e->t_start = prev_start + unzigzag(c[0]);
+		e->t_end = (flags & FLAG_INFINITE) ? PLAN_T_INFINITY : e->t_start + c[1];
+		e->align_bytes = UINT32_C(1) << align_log2;
+		e->flags = 0;
+		e->in_place_of = in_place;
 		prev_start = e->t_start;
 		prev_granule = granule;
 	}
-	return p == end ? 0 : -EINVAL;
+	return tail == end ? 0 : -EINVAL;
 }

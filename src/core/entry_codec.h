@@ -1,24 +1,26 @@
 /* The compact encoding of plan entries (plan file version 2).
  *
- * A site's entries are stored in blocks of ENTRY_BLOCK_ENTRIES consecutive
- * occurrences, each block encoded on its own so that replay can read and decode
- * the block it needs without the ones before it. Within a block each entry is a
- * flags byte and LEB128 varints, most of them deltas from the entry before it:
+ * A site's entries are stored in blocks of PLAN_BLOCK_ENTRIES (plan_file.h)
+ * consecutive occurrences, each block encoded on its own so that replay can read
+ * and decode the block it needs without the ones before it. A block is columns of
+ * fixed width, chosen per block, so that decoding takes no data-dependent branch:
  *
- *   flags          bit 0: t_end is infinite; bit 1: in_place_of follows;
- *                  bit 2: an alignment byte follows (else align_bytes is 1);
- *                  other bits 0
- *   t_start        zigzag of the difference from the previous entry's t_start
- *                  (0 before the block's first entry)
- *   t_end          t_end - t_start, modulo 2^64 (absent if infinite)
- *   size_bytes
- *   offset         zigzag of the difference, in 16-byte granules, from the previous
- *                  entry's offset (0 before the first)
- *   align          one byte, log2(align_bytes), at most 31 (if flagged)
- *   in_place_of    (if flagged)
+ *   4 bytes        the widths (0 to 8 bytes) of the four numbers below
+ *   n records      a flags byte (bit 0: t_end is infinite; bit 1: in_place_of
+ *                  follows in the tail; bit 2: an alignment byte follows in the
+ *                  tail, else align_bytes is 1; other bits 0), then, little-endian
+ *                  in their widths:
+ *                    t_start   zigzag of the difference from the previous entry's
+ *                              (0 before the block's first)
+ *                    lifetime  t_end - t_start (0 if infinite)
+ *                    size_bytes
+ *                    offset    zigzag of the difference, in 16-byte granules, from
+ *                              the previous entry's offset (0 before the first)
+ *   tail           for each entry in order: its alignment byte, log2(align_bytes)
+ *                  at most 31, if flagged; its in_place_of, 8 bytes, if flagged
  *
  * site and occurrence are not stored: the block's position gives them. An entry of
- * a recording takes 6 to 12 bytes instead of the 56 of struct plan_entry. The
+ * a recording takes about 10 bytes instead of the 56 of struct plan_entry. The
  * codec checks only the encoding; plan_file.c checks what the values mean.
  * Pure; thread-safe; does not allocate. */
 #pragma once
@@ -28,9 +30,9 @@
 
 #include "plan_file.h"
 
-#define ENTRY_BLOCK_ENTRIES 128u
-/* The most bytes one entry can take: the flags, five 10-byte varints, the align. */
-#define ENTRY_CODEC_MAX_BYTES 52u
+/* The most bytes one entry can take: its share of the widths, the flags, four
+ * 8-byte numbers, the alignment byte and in_place_of. */
+#define ENTRY_CODEC_MAX_BYTES 48u
 
 /* Encodes entries[0..n) as one block into out, which has room for
  * n * ENTRY_CODEC_MAX_BYTES bytes. Returns the bytes written, or -EINVAL if an
@@ -40,7 +42,7 @@ int64_t entry_codec_encode(const struct plan_entry *entries, uint32_t n, uint8_t
 
 /* Decodes exactly n entries of site, the first being occurrence first_occurrence,
  * from in[0..len), which they must fill exactly. Returns 0, or -EINVAL (truncated,
- * trailing bytes, a varint over 64 bits, reserved flags set, an alignment byte
- * over 31, an offset past 2^64). Never reads outside in[0..len). */
+ * trailing bytes, a width over 8, reserved flags set, an alignment byte over 31,
+ * an offset past 2^64). Never reads outside in[0..len). */
 int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
 		       uint64_t first_occurrence, struct plan_entry *out);

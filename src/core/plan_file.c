@@ -1,4 +1,4 @@
-/* Plan file v1: validation, serialisation, loading. See plan_file.h for the layout.
+/* Plan file v2: validation, serialisation, loading. See plan_file.h for the layout.
  * The validator is the only gate between a hostile file and the replay hot path,
  * so it checks every count, index and offset with overflow-safe arithmetic. */
 #include "plan_file.h"
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "entry_codec.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -65,7 +66,7 @@ static bool is_power_of_two(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
-/* Checks one image's tables except its entries (entries_validate). */
+/* Checks one image's tables except its entries and their blocks. */
 static int image_validate_tables(const struct plan_image *im, uint32_t index, char *why,
 				 size_t why_len)
 {
@@ -119,70 +120,67 @@ static int image_validate_tables(const struct plan_image *im, uint32_t index, ch
 	return 0;
 }
 
-/* Checks entries [from, to) of an image whose tables passed image_validate_tables:
- * each in its site's run, in occurrence order. *site is the site of entry from (a
- * cursor, so that the entries can be checked a chunk at a time). */
-static int entries_validate(const struct plan_image *im, uint32_t index, uint64_t from, uint64_t to,
-			    uint32_t *site, char *why, size_t why_len)
+/* Checks entry i of an image (occurrence k of site s): what replay relies on. */
+static int entry_validate(const struct plan_image_record *r, uint32_t index, uint32_t s, uint64_t k,
+			  uint64_t i, const struct plan_entry *e, char *why, size_t why_len)
 {
-	const struct plan_image_record *r = &im->record;
-	uint32_t s = *site;
-	uint64_t i = from;
-
-	while (i < to) {
-		/* Sites cover the entries in order (checked), so this finds i's site. */
-		const uint64_t first = im->sites[s].first_entry;
-		const uint64_t end = first + im->sites[s].entry_count;
-		if (i >= end) {
-			s++;
-			continue;
-		}
-		for (; i < to && i < end; i++) {
-			const struct plan_entry *e = &im->entries[i];
-			const uint64_t k = i - first;
-			if (e->site != s || e->occurrence != k)
-				return fail(
-				    why, why_len, -EINVAL,
-				    "image %u: entry %llu is not occurrence %llu of site %u", index,
-				    (unsigned long long)i, (unsigned long long)k, s);
-			/* A power of two, so the mask is the remainder. */
-			if (!is_power_of_two(e->align_bytes) ||
-			    e->align_bytes > PLAN_MAX_ALIGN_BYTES ||
-			    e->offset_bytes % PLAN_GRANULE_BYTES ||
-			    (e->offset_bytes & (e->align_bytes - 1)))
-				return fail(why, why_len, -EINVAL,
-					    "image %u: entry %llu is misaligned", index,
-					    (unsigned long long)i);
-			if (e->offset_bytes > r->arena_bytes ||
-			    e->size_bytes > r->arena_bytes - e->offset_bytes)
-				return fail(why, why_len, -EINVAL,
-					    "image %u: entry %llu lies outside the arena", index,
-					    (unsigned long long)i);
-			/* Only bounds: following the link would touch the file at random
-			 * (and replay never follows it); re-planning checks the rest. */
-			if (e->in_place_of > r->entry_count || e->in_place_of == i + 1)
-				return fail(why, why_len, -EINVAL,
-					    "image %u: entry %llu continues an invalid entry",
-					    index, (unsigned long long)i);
-			if (e->t_end <= e->t_start)
-				return fail(why, why_len, -EINVAL,
-					    "image %u: entry %llu has an empty lifetime", index,
-					    (unsigned long long)i);
-		}
-	}
-	*site = s;
+	if (e->site != s || e->occurrence != k)
+		return fail(why, why_len, -EINVAL,
+			    "image %u: entry %llu is not occurrence %llu of site %u", index,
+			    (unsigned long long)i, (unsigned long long)k, s);
+	/* A power of two, so the mask is the remainder. */
+	if (!is_power_of_two(e->align_bytes) || e->align_bytes > PLAN_MAX_ALIGN_BYTES ||
+	    e->offset_bytes % PLAN_GRANULE_BYTES || (e->offset_bytes & (e->align_bytes - 1)))
+		return fail(why, why_len, -EINVAL, "image %u: entry %llu is misaligned", index,
+			    (unsigned long long)i);
+	if (e->offset_bytes > r->arena_bytes || e->size_bytes > r->arena_bytes - e->offset_bytes)
+		return fail(why, why_len, -EINVAL, "image %u: entry %llu lies outside the arena",
+			    index, (unsigned long long)i);
+	/* Only bounds: following the link would touch the file at random (and replay
+	 * never follows it); re-planning checks the rest. */
+	if (e->in_place_of > r->entry_count || e->in_place_of == i + 1)
+		return fail(why, why_len, -EINVAL,
+			    "image %u: entry %llu continues an invalid entry", index,
+			    (unsigned long long)i);
+	if (e->t_end <= e->t_start)
+		return fail(why, why_len, -EINVAL, "image %u: entry %llu has an empty lifetime",
+			    index, (unsigned long long)i);
+	if (e->flags)
+		return fail(why, why_len, -EINVAL, "image %u: entry %llu has reserved flags set",
+			    index, (unsigned long long)i);
 	return 0;
 }
 
-/* Both of the above: the writer's check of an image it is given. */
+/* The writer's check of an image it is given: its tables, and its entries if it
+ * has them decoded (an image straight from the reader was checked there). */
 static int image_validate(const struct plan_image *im, uint32_t index, char *why, size_t why_len)
 {
-	uint32_t site = 0;
-	int r = image_validate_tables(im, index, why, why_len);
+	const struct plan_image_record *r = &im->record;
+	int err = image_validate_tables(im, index, why, why_len);
 
-	if (r == 0)
-		r = entries_validate(im, index, 0, im->record.entry_count, &site, why, why_len);
-	return r;
+	if (err < 0 || !im->entries)
+		return err;
+	for (uint32_t s = 0; s < r->site_count; s++) {
+		const struct plan_site *site = &im->sites[s];
+		for (uint64_t k = 0; k < site->entry_count; k++) {
+			uint64_t i = site->first_entry + k;
+			err = entry_validate(r, index, s, k, i, &im->entries[i], why, why_len);
+			if (err < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* The number of entry blocks of an image whose sites passed image_validate_tables
+ * (at most entry_count + site_count, so it does not overflow). */
+static uint64_t image_block_count(const struct plan_image *im)
+{
+	uint64_t blocks = 0;
+
+	for (uint32_t s = 0; s < im->record.site_count; s++)
+		blocks += plan_site_blocks(im->sites[s].entry_count);
+	return blocks;
 }
 
 const struct plan_file_header *plan_file_header(const void *buf)
@@ -202,7 +200,44 @@ void plan_file_image(const void *buf, uint32_t i, struct plan_image *image)
 	image->modules = (const void *)(base + r->modules_offset);
 	image->sites = (const void *)(base + r->sites_offset);
 	image->frames = (const void *)(base + r->frames_offset);
-	image->entries = (const void *)(base + r->entries_offset);
+	image->entries = NULL;
+	image->blocks = (const void *)(base + r->blocks_offset);
+	image->encoded_entries = (const void *)(base + r->entries_offset);
+}
+
+/* Decodes block k of site s of an image from the reader into out; returns the
+ * number of entries or -EINVAL. */
+static int64_t decode_block(const struct plan_image *im, uint32_t s, uint64_t block, uint64_t k,
+			    struct plan_entry *out)
+{
+	const struct plan_site *site = &im->sites[s];
+	uint64_t first = k * PLAN_BLOCK_ENTRIES, n = site->entry_count - first;
+	const uint64_t *b = im->blocks;
+
+	if (n > PLAN_BLOCK_ENTRIES)
+		n = PLAN_BLOCK_ENTRIES;
+	if (entry_codec_decode(im->encoded_entries + b[block], b[block + 1] - b[block], (uint32_t)n,
+			       s, first, out) < 0)
+		return -EINVAL;
+	return (int64_t)n;
+}
+
+int plan_image_entries(const struct plan_image *im, struct plan_entry **out)
+{
+	uint64_t block = 0;
+	struct plan_entry *all =
+	    malloc((im->record.entry_count ? im->record.entry_count : 1) * sizeof(*all));
+
+	if (!all)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < im->record.site_count; s++) {
+		const struct plan_site *site = &im->sites[s];
+		for (uint64_t k = 0; k < plan_site_blocks(site->entry_count); k++)
+			decode_block(im, s, block++, k,
+				     all + site->first_entry + k * PLAN_BLOCK_ENTRIES);
+	}
+	*out = all;
+	return 0;
 }
 
 static int validate(const void *buf, size_t len, char *why, size_t why_len,
@@ -217,6 +252,19 @@ int plan_file_validate_streaming(const void *buf, size_t len, char *why, size_t 
 				 const struct plan_file_stream *stream)
 {
 	return validate(buf, len, why, why_len, stream);
+}
+
+/* The block table: block_count + 1 offsets, rising, from 0 to entries_bytes. */
+static bool blocks_fit(const struct plan_image *im, uint64_t block_count)
+{
+	const uint64_t *b = im->blocks;
+
+	if (b[0] != 0 || b[block_count] != im->record.entries_bytes)
+		return false;
+	for (uint64_t k = 0; k < block_count; k++)
+		if (b[k] > b[k + 1])
+			return false;
+	return true;
 }
 
 /* Everything but the header fields and the entries: the image table, each image's
@@ -241,75 +289,109 @@ static int tables_validate(const void *buf, size_t len, char *why, size_t why_le
 				len) ||
 		    !table_fits(rec->frames_offset, rec->frame_count, sizeof(struct plan_frame),
 				len) ||
-		    !table_fits(rec->entries_offset, rec->entry_count, sizeof(struct plan_entry),
-				len))
+		    !table_fits(rec->entries_offset, rec->entries_bytes, 1, len) ||
+		    /* Its length needs the sites, checked below; its start, now. */
+		    !table_fits(rec->blocks_offset, 0, sizeof(uint64_t), len))
 			return fail(why, why_len, -EINVAL, "image %u: table out of bounds", i);
 		plan_file_image(buf, i, &im);
 		r = image_validate_tables(&im, i, why, why_len);
 		if (r < 0)
 			return r;
+		uint64_t blocks = image_block_count(&im);
+		if (blocks == UINT64_MAX ||
+		    !table_fits(rec->blocks_offset, blocks + 1, sizeof(uint64_t), len) ||
+		    !blocks_fit(&im, blocks))
+			return fail(why, why_len, -EINVAL, "image %u: entry blocks out of bounds",
+				    i);
 	}
 	return 0;
 }
 
-/* Where the entry check has got to: image (and a copy of its record, so that the
- * header need not be read again), its next entry, and that entry's site. */
+/* Where the entry check has got to: image (and its tables, so that the header need
+ * not be read again), its next block, and that block's site and place in it. */
 struct entry_cursor {
 	uint32_t image_count;
 	uint32_t image;
 	uint32_t site;
-	uint64_t entry;
+	uint64_t block;	 /* in the image */
+	uint64_t k;	 /* the block's number within its site */
+	uint64_t blocks; /* the image's */
 	struct plan_image im;
 };
+
+/* Moves the cursor to the first block of site s or a later one, or past the end of
+ * the image. */
+static void cursor_site(struct entry_cursor *c, uint32_t s)
+{
+	while (s < c->im.record.site_count && !c->im.sites[s].entry_count)
+		s++;
+	c->site = s;
+	c->k = 0;
+}
 
 static void cursor_start(const void *buf, struct entry_cursor *c, uint32_t image)
 {
 	c->image_count = plan_file_header(buf)->image_count;
 	c->image = image;
-	c->site = 0;
-	c->entry = 0;
-	if (image < c->image_count)
+	c->block = 0;
+	if (image < c->image_count) {
 		plan_file_image(buf, image, &c->im);
+		c->blocks = image_block_count(&c->im);
+		cursor_site(c, 0);
+	}
 }
 
-/* Checks the entries that lie wholly below read_end and have not been checked yet,
- * image by image. Returns 0 or the first failure. */
+/* The file offset just past the next block to check, or 0 when all are checked. */
+static uint64_t cursor_next_end(const struct entry_cursor *c)
+{
+	if (c->image >= c->image_count)
+		return 0;
+	return c->im.record.entries_offset + c->im.blocks[c->block + 1];
+}
+
+/* Decodes and checks the blocks that lie wholly below read_end and have not been
+ * checked yet, image by image. Returns 0 or the first failure. */
 static int entries_advance(const void *buf, size_t read_end, struct entry_cursor *c, char *why,
 			   size_t why_len, const struct plan_file_stream *stream)
 {
-	int r;
+	struct plan_entry decoded[PLAN_BLOCK_ENTRIES];
+	int err;
 
 	while (c->image < c->image_count) {
-		const uint64_t start = c->im.record.entries_offset,
-			       count = c->im.record.entry_count;
-		if (c->entry < count) {
-			/* The table fits in the file, so none of this overflows. */
-			if (read_end < start + (c->entry + 1) * sizeof(struct plan_entry))
-				return 0; /* not read that far yet */
-			uint64_t ready = (read_end - start) / sizeof(struct plan_entry);
-			if (ready > count)
-				ready = count;
-			r = entries_validate(&c->im, c->image, c->entry, ready, &c->site, why,
-					     why_len);
-			if (r < 0)
-				return r;
-			if (stream && stream->entries)
-				stream->entries(c->image, c->im.entries + c->entry,
-						ready - c->entry, stream->ctx);
-			c->entry = ready;
-			if (c->entry < count)
-				return 0;
+		if (c->block == c->blocks) {
+			cursor_start(buf, c, c->image + 1);
+			continue;
 		}
-		cursor_start(buf, c, c->image + 1);
+		if (cursor_next_end(c) > read_end)
+			return 0; /* not read that far yet */
+		const struct plan_site *site = &c->im.sites[c->site];
+		int64_t n = decode_block(&c->im, c->site, c->block, c->k, decoded);
+		if (n < 0)
+			return fail(why, why_len, -EINVAL,
+				    "image %u: entries of site %u are malformed (block %llu)",
+				    c->image, c->site, (unsigned long long)c->k);
+		for (int64_t j = 0; j < n; j++) {
+			uint64_t occurrence = c->k * PLAN_BLOCK_ENTRIES + (uint64_t)j;
+			err = entry_validate(&c->im.record, c->image, c->site, occurrence,
+					     site->first_entry + occurrence, &decoded[j], why,
+					     why_len);
+			if (err < 0)
+				return err;
+		}
+		if (stream && stream->entries)
+			stream->entries(c->image, decoded, (uint64_t)n, stream->ctx);
+		c->block++;
+		if (++c->k == plan_site_blocks(site->entry_count))
+			cursor_site(c, c->site + 1);
 	}
 	return 0;
 }
 
 /* Validation reads the buffer in one pass: the small tables first, then every
- * chunk in file order, hashing it and checking the entries it completes while
- * they are in cache. A failure of the checksum wins over any other, as a corrupt
- * file is best reported as such, so the hashing goes on to the end after a
- * failure. */
+ * chunk in file order, hashing it and decoding and checking the entry blocks it
+ * completes while they are in cache. A failure of the checksum wins over any
+ * other, as a corrupt file is best reported as such, so the hashing goes on to the
+ * end after a failure. */
 static int validate(const void *buf, size_t len, char *why, size_t why_len,
 		    const struct plan_file_stream *stream)
 {
@@ -330,7 +412,10 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 			    "plan format version %u is newer than this memplan (%u)", h->version,
 			    PLAN_FILE_VERSION);
 	if (h->version != PLAN_FILE_VERSION)
-		return fail(why, why_len, -EINVAL, "unknown plan format version %u", h->version);
+		return fail(why, why_len, -EINVAL,
+			    "plan format version %u is no longer read (this memplan reads %u); "
+			    "record again",
+			    h->version, PLAN_FILE_VERSION);
 	if (h->file_bytes != len)
 		return fail(why, why_len, -EINVAL,
 			    "truncated or padded: header says %llu bytes, file has %zu",
@@ -352,11 +437,11 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 			r = entries_advance(buf, at, &cursor, why, why_len, stream);
 		if (!stream || !stream->done)
 			continue;
-		/* Done up to the next entry still to check, if that is in what was read. */
+		/* Done up to the next block still to check, if that is in what was read. */
 		size_t safe_end = at;
 		if (r == 0 && cursor.image < cursor.image_count) {
-			uint64_t next = cursor.im.record.entries_offset +
-					cursor.entry * sizeof(struct plan_entry);
+			uint64_t next =
+			    cursor.im.record.entries_offset + cursor.im.blocks[cursor.block];
 			if (next < safe_end)
 				safe_end = (size_t)next;
 		}
@@ -379,10 +464,14 @@ static uint64_t align8(uint64_t v)
 /* A plan file as a list of pieces in file order: the header, the image records,
  * then each image's tables with zero padding to 8 bytes. Serialising copies the
  * pieces into one buffer; writing hands them to the file as they are, so a big
- * plan is never copied whole. */
+ * plan is never copied whole. Entries given decoded are encoded into buffers of
+ * the layout's own. */
 struct layout {
 	struct plan_file_header header;
 	struct plan_image_record *records;
+	uint64_t **blocks; /* per image, if encoded here */
+	uint8_t **encoded; /* per image, if encoded here */
+	uint32_t image_count;
 	struct iovec *pieces;
 	int piece_count;
 	uint64_t total_bytes;
@@ -412,8 +501,47 @@ static uint64_t add_table(struct layout *l, const void *data, uint64_t bytes)
 
 static void layout_free(struct layout *l)
 {
+	for (uint32_t i = 0; l->blocks && i < l->image_count; i++) {
+		free(l->blocks[i]);
+		free(l->encoded[i]);
+	}
+	free(l->blocks);
+	free(l->encoded);
 	free(l->records);
 	free(l->pieces);
+}
+
+/* Encodes an image's decoded entries, site by site, a block at a time, into
+ * *blocks_out (block_count + 1 offsets) and *encoded_out; returns the encoded size
+ * or a negative errno. */
+static int64_t encode_entries(const struct plan_image *im, uint64_t **blocks_out,
+			      uint8_t **encoded_out)
+{
+	uint64_t block_count = image_block_count(im), block = 0, at = 0;
+	uint64_t *blocks = malloc((block_count + 1) * sizeof(*blocks));
+	/* Room for the worst case; only what is written gets touched. */
+	uint8_t *encoded = malloc(im->record.entry_count * ENTRY_CODEC_MAX_BYTES + 1);
+
+	*blocks_out = blocks;
+	*encoded_out = encoded;
+	if (!blocks || !encoded)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < im->record.site_count; s++) {
+		const struct plan_site *site = &im->sites[s];
+		for (uint64_t first = 0; first < site->entry_count; first += PLAN_BLOCK_ENTRIES) {
+			uint64_t n = site->entry_count - first;
+			if (n > PLAN_BLOCK_ENTRIES)
+				n = PLAN_BLOCK_ENTRIES;
+			blocks[block++] = at;
+			int64_t bytes = entry_codec_encode(im->entries + site->first_entry + first,
+							   (uint32_t)n, encoded + at);
+			if (bytes < 0)
+				return bytes;
+			at += (uint64_t)bytes;
+		}
+	}
+	blocks[block] = at;
+	return (int64_t)at;
 }
 
 static int layout_build(struct layout *l, const struct plan_image *images, uint32_t image_count,
@@ -428,9 +556,12 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 		if (r < 0)
 			return r;
 	}
+	l->image_count = image_count;
 	l->records = calloc(image_count ? image_count : 1, sizeof(*l->records));
-	l->pieces = calloc(2 + 10 * (size_t)image_count, sizeof(*l->pieces));
-	if (!l->records || !l->pieces) {
+	l->blocks = calloc(image_count ? image_count : 1, sizeof(*l->blocks));
+	l->encoded = calloc(image_count ? image_count : 1, sizeof(*l->encoded));
+	l->pieces = calloc(2 + 14 * (size_t)image_count, sizeof(*l->pieces));
+	if (!l->records || !l->blocks || !l->encoded || !l->pieces) {
 		layout_free(l);
 		return -ENOMEM;
 	}
@@ -445,8 +576,20 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 	for (uint32_t i = 0; i < image_count; i++) {
 		const struct plan_image *im = &images[i];
 		struct plan_image_record *rec = &l->records[i];
+		const uint64_t *blocks = im->blocks;
+		const uint8_t *encoded = im->encoded_entries;
 
 		*rec = im->record;
+		if (im->entries) {
+			int64_t bytes = encode_entries(im, &l->blocks[i], &l->encoded[i]);
+			if (bytes < 0) {
+				layout_free(l);
+				return (int)bytes;
+			}
+			rec->entries_bytes = (uint64_t)bytes;
+			blocks = l->blocks[i];
+			encoded = l->encoded[i];
+		}
 		rec->strings_offset = add_table(l, im->strings, rec->strings_bytes);
 		rec->modules_offset =
 		    add_table(l, im->modules, rec->module_count * sizeof(struct plan_module));
@@ -454,8 +597,9 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 		    add_table(l, im->sites, rec->site_count * sizeof(struct plan_site));
 		rec->frames_offset =
 		    add_table(l, im->frames, rec->frame_count * sizeof(struct plan_frame));
-		rec->entries_offset =
-		    add_table(l, im->entries, rec->entry_count * sizeof(struct plan_entry));
+		rec->blocks_offset =
+		    add_table(l, blocks, (image_block_count(im) + 1) * sizeof(uint64_t));
+		rec->entries_offset = add_table(l, encoded, rec->entries_bytes);
 	}
 	h->file_bytes = l->total_bytes;
 

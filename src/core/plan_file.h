@@ -1,4 +1,4 @@
-/* The plan file, version 1: the on-disk format and its zero-copy reader and writer.
+/* The plan file, version 2: the on-disk format and its zero-copy reader and writer.
  *
  * A plan file holds one or more process images. Each image is bound to its
  * executable (exe_key) and arguments (args_key), and holds the modules, the call
@@ -9,9 +9,12 @@
  *
  * The fixed-size records below are the on-disk layout itself: the reader validates
  * a buffer once and then hands out pointers into it, so a mapped file is used
- * without copying. Validation bounds-checks every count, index and offset; a
- * buffer that passes can be indexed without further checks. It does not check that
- * entries are free of overlaps: replay enforces that at run time. */
+ * without copying. Entries, millions of them in a big recording, are stored
+ * compactly instead (entry_codec.h): in blocks of ENTRY_BLOCK_ENTRIES occurrences of
+ * one site, each decodable on its own, found through a table of block offsets.
+ * Validation bounds-checks every count, index and offset and decodes every block;
+ * a buffer that passes can be indexed and decoded without further checks. It does
+ * not check that entries are free of overlaps: replay enforces that at run time. */
 #pragma once
 
 #include <assert.h>
@@ -23,7 +26,7 @@
 #endif
 
 #define PLAN_FILE_MAGIC	  "MEMPLAN\0"
-#define PLAN_FILE_VERSION 1
+#define PLAN_FILE_VERSION 2
 #define PLAN_BUILD_ID_MAX 32
 #define PLAN_T_INFINITY	  UINT64_MAX
 /* Offsets are multiples of this, and replay tracks occupancy at this granularity. */
@@ -67,9 +70,11 @@ struct plan_image_record {
 	uint64_t modules_offset;
 	uint64_t sites_offset;
 	uint64_t frames_offset;
-	uint64_t entries_offset;
+	uint64_t entries_offset; /* the encoded entries */
+	uint64_t entries_bytes;
+	uint64_t blocks_offset; /* block_count + 1 offsets into the encoded entries */
 };
-static_assert(sizeof(struct plan_image_record) == 136, "image record layout");
+static_assert(sizeof(struct plan_image_record) == 152, "image record layout");
 
 struct plan_module {
 	uint64_t key;	      /* hash of the build-id, or of the path when there is none */
@@ -88,7 +93,9 @@ struct plan_frame {
 };
 static_assert(sizeof(struct plan_frame) == 16, "frame layout");
 
-/* A site's entries are entries[first_entry + k] for occurrence k. */
+/* A site's entries are entries[first_entry + k] for occurrence k. In the file they
+ * are blocks plan_site_blocks(entry_count) blocks, numbered on from the previous
+ * sites' blocks. */
 struct plan_site {
 	uint64_t key; /* stable hash of the frames */
 	uint64_t first_entry;
@@ -115,9 +122,20 @@ struct plan_entry {
 };
 static_assert(sizeof(struct plan_entry) == 56, "entry layout");
 
+/* Entries of one site per block in the file (see entry_codec.h). */
+#define PLAN_BLOCK_ENTRIES 128u
+
+static inline uint64_t plan_site_blocks(uint64_t entry_count)
+{
+	return (entry_count + PLAN_BLOCK_ENTRIES - 1) / PLAN_BLOCK_ENTRIES;
+}
+
 /* One image: its record and its tables. From the reader, the pointers point into
- * the validated buffer; for the writer, the caller fills them in (the *_offset
- * fields of the record are ignored and recomputed). */
+ * the validated buffer, and entries is NULL: the entries are encoded_entries,
+ * block k being encoded_entries[blocks[k], blocks[k + 1]) (plan_image_entries
+ * decodes them all). For the writer, the caller fills in entries, or leaves it
+ * NULL and passes an image from the reader as it is; the *_offset and
+ * entries_bytes fields of the record are ignored and recomputed. */
 struct plan_image {
 	struct plan_image_record record;
 	const char *strings;
@@ -125,6 +143,8 @@ struct plan_image {
 	const struct plan_site *sites;
 	const struct plan_frame *frames;
 	const struct plan_entry *entries;
+	const uint64_t *blocks;
+	const uint8_t *encoded_entries;
 };
 
 /* Validates a whole plan file in memory. Returns 0 if it is sound; otherwise a
@@ -140,8 +160,9 @@ struct plan_file_stream {
 	 * come in order from the start of the buffer; a file whose tables are out of
 	 * the writer's order may still be read there afterwards). May be NULL. */
 	void (*done)(const void *start, size_t bytes, void *ctx);
-	/* Entries [first, first + count) of image passed their checks, in order. The
-	 * file as a whole is sound only if validation then returns 0. May be NULL. */
+	/* Entries (decoded, count of them) of image passed their checks; they come
+	 * in entry order, a block at a time. The file as a whole is sound only if
+	 * validation then returns 0. May be NULL. */
 	void (*entries)(uint32_t image, const struct plan_entry *first, uint64_t count, void *ctx);
 	void *ctx;
 };
@@ -157,6 +178,10 @@ const struct plan_file_header *plan_file_header(const void *buf);
 /* Fills *image with image i (< image_count) of a validated buffer. Does not
  * allocate. */
 void plan_file_image(const void *buf, uint32_t i, struct plan_image *image);
+
+/* Decodes all entries of an image from a validated buffer into a new malloc'ed
+ * array (*out, record.entry_count of them, in entry order). Returns 0 or -ENOMEM. */
+int plan_image_entries(const struct plan_image *image, struct plan_entry **out);
 
 /* Serialises images into a fresh malloc'ed buffer (*out, *out_len), computing
  * offsets and the checksum. Returns 0, -EINVAL if an image is inconsistent (the

@@ -40,15 +40,24 @@ int plan_summary_sites(const struct plan_image *image, struct site_summary **out
 	int64_t live = 0, best = 0;
 	uint64_t best_t = 0;
 
+	struct plan_entry *decoded = NULL;
+	const struct plan_entry *entries = image->entries;
+
+	if (!entries) { /* straight from the reader: still encoded */
+		if (plan_image_entries(image, &decoded) < 0)
+			return -ENOMEM;
+		entries = decoded;
+	}
 	sums = calloc(site_count ? site_count : 1, sizeof(*sums));
 	ev = malloc((n ? 2 * n : 1) * sizeof(*ev));
 	if (!sums || !ev) {
 		free(sums);
 		free(ev);
+		free(decoded);
 		return -ENOMEM;
 	}
 	for (uint64_t i = 0; i < n; i++) {
-		const struct plan_entry *e = &image->entries[i];
+		const struct plan_entry *e = &entries[i];
 		if (e->in_place_of)
 			continue; /* its bytes are its block's, already counted */
 		ev[events++] = (struct event){e->t_start, (int64_t)e->size_bytes};
@@ -68,7 +77,7 @@ int plan_summary_sites(const struct plan_image *image, struct site_summary **out
 	for (uint32_t s = 0; s < site_count; s++)
 		sums[s].site = s;
 	for (uint64_t i = 0; i < n; i++) {
-		const struct plan_entry *e = &image->entries[i];
+		const struct plan_entry *e = &entries[i];
 		struct site_summary *sum = &sums[e->site];
 		sum->allocations++;
 		sum->total_bytes += e->size_bytes;
@@ -77,6 +86,7 @@ int plan_summary_sites(const struct plan_image *image, struct site_summary **out
 			sum->blocks_at_peak++;
 		}
 	}
+	free(decoded);
 	qsort(sums, site_count, sizeof(*sums), summary_cmp);
 	*out = sums;
 	*t_peak = best_t;

@@ -19,6 +19,7 @@
 
 #include "arena.h"
 #include "callsite.h"
+#include "entry_codec.h"
 #include "init.h"
 #include "json_line.h"
 #include "log.h"
@@ -145,10 +146,14 @@ static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *fr
 
 struct entry_window;
 
-/* The mapped plan file, and its descriptor for reading entries (read_entry). */
+/* The mapped plan file, and its descriptor for reading entries (read_entry), with
+ * where each site's blocks of encoded entries lie (copied from the plan: its
+ * mapping is given back). */
 static const char *plan_map;
 static int plan_fd = -1;
 static uint64_t entries_file_offset;
+static uint64_t *block_offsets;	   /* block k: [block_offsets[k], block_offsets[k + 1]) */
+static uint64_t *site_first_block; /* per site */
 static struct entry_window *_Atomic *windows; /* per site, made on first use */
 static pthread_mutex_t windows_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -255,10 +260,21 @@ static int index_image(void)
 {
 	const struct plan_image_record *r = &image.record;
 
+	uint64_t blocks = 0;
+
 	occurrences = __libc_calloc(r->site_count ? r->site_count : 1, sizeof(*occurrences));
 	windows = __libc_calloc(r->site_count ? r->site_count : 1, sizeof(*windows));
-	if (!occurrences || !windows)
+	site_first_block = __libc_malloc((r->site_count ? r->site_count : 1) * sizeof(uint64_t));
+	if (!occurrences || !windows || !site_first_block)
 		return -ENOMEM;
+	for (uint32_t s = 0; s < r->site_count; s++) {
+		site_first_block[s] = blocks;
+		blocks += plan_site_blocks(image.sites[s].entry_count);
+	}
+	block_offsets = __libc_malloc((blocks + 1) * sizeof(uint64_t));
+	if (!block_offsets)
+		return -ENOMEM;
+	memcpy(block_offsets, image.blocks, (blocks + 1) * sizeof(uint64_t));
 	entries_file_offset = r->entries_offset;
 	for (uint32_t s = 0; s < r->site_count; s++) {
 		struct site_index *found, *item;
@@ -318,16 +334,17 @@ void replay_count_call(void)
 /* Entries are not read through the mapping: a fault there may map a whole large
  * folio of the page cache, and a plan of millions of entries, each read once,
  * would pile up in the program's resident set. Each site instead reads its
- * entries with pread, a window at a time, in occurrence order, into a shared
- * staging buffer, checks them (pread went around the plan's validation) and
- * keeps what replay needs of them, 16 bytes each, in a window of its own
- * (allocated when the site is first used).
+ * entries with pread, a block of them (PLAN_BLOCK_ENTRIES, entry_codec.h) at a
+ * time, in occurrence order, into a shared staging buffer, decodes and checks
+ * them (pread went around the plan's validation) and keeps what replay needs of
+ * them, 16 bytes each, in a window of its own (allocated when the site is first
+ * used).
  *
  * Refills are serialised by windows_lock, which also guards the staging buffer.
  * Reading a window takes no lock: it is a sequence lock. A refill makes seq odd,
  * rewrites the window and makes seq even again; a reader copies its slot with
  * atomic loads and keeps the copy only if seq was even and unchanged meanwhile. */
-#define WINDOW_ENTRIES 256
+#define WINDOW_ENTRIES PLAN_BLOCK_ENTRIES
 
 /* What replay needs of an entry; size UNUSABLE if the entry failed its checks. */
 struct slot {
@@ -343,7 +360,9 @@ struct entry_window {
 	struct slot slots[];
 };
 
-static struct plan_entry staging[WINDOW_ENTRIES]; /* under windows_lock */
+/* Under windows_lock. */
+static uint8_t staging_bytes[PLAN_BLOCK_ENTRIES * ENTRY_CODEC_MAX_BYTES];
+static struct plan_entry staging[PLAN_BLOCK_ENTRIES];
 
 /* An entry's fields, as the window keeps them. */
 struct entry_place {
@@ -390,19 +409,26 @@ static bool window_lookup(struct entry_window *w, uint64_t k, struct entry_place
 	       out->size_bytes != UNUSABLE;
 }
 
-/* Reads the window of site that starts at occurrence k, under windows_lock.
- * Returns false if the plan can no longer be read (the program closed memplan's
- * descriptor, say). */
+/* Reads the block of site that holds occurrence k into the window, under
+ * windows_lock. Returns false if the plan can no longer be read (the program
+ * closed memplan's descriptor, or the file changed under it). */
 static bool window_refill(struct entry_window *w, uint32_t site, const struct plan_site *s,
 			  uint64_t k)
 {
 	const uint64_t seq = atomic_load_explicit(&w->seq, memory_order_relaxed);
 	const uint64_t arena = image.record.arena_bytes;
-	const uint64_t n = s->entry_count - k < w->capacity ? s->entry_count - k : w->capacity;
-	ssize_t got =
-	    pread(plan_fd, staging, n * sizeof(staging[0]),
-		  (off_t)(entries_file_offset + (s->first_entry + k) * sizeof(staging[0])));
-	bool ok = got == (ssize_t)(n * sizeof(staging[0]));
+	const uint64_t block = site_first_block[site] + k / PLAN_BLOCK_ENTRIES;
+	const uint64_t at = block_offsets[block], bytes = block_offsets[block + 1] - at;
+	uint64_t n = s->entry_count - k / PLAN_BLOCK_ENTRIES * PLAN_BLOCK_ENTRIES;
+
+	k -= k % PLAN_BLOCK_ENTRIES;
+	if (n > PLAN_BLOCK_ENTRIES)
+		n = PLAN_BLOCK_ENTRIES;
+	/* The validated plan's blocks are at most this long; a longer one is not ours. */
+	bool ok = bytes <= sizeof(staging_bytes) &&
+		  pread(plan_fd, staging_bytes, bytes, (off_t)(entries_file_offset + at)) ==
+		      (ssize_t)bytes &&
+		  entry_codec_decode(staging_bytes, bytes, (uint32_t)n, site, k, staging) == 0;
 
 	atomic_store_explicit(&w->seq, seq + 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);

@@ -30,15 +30,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct plan_image im;
 			struct site_summary *sums;
 			uint64_t t_peak, peak;
+			struct plan_entry *entries;
 			plan_file_image(buf, i, &im);
+			if (plan_image_entries(&im, &entries) < 0)
+				abort();
 			for (uint32_t s = 0; s < im.record.site_count; s++) {
 				const struct plan_site *site = &im.sites[s];
 				for (uint64_t k = 0; k < site->entry_count; k++) {
 					const struct plan_entry *e =
-					    &im.entries[site->first_entry + k];
-					if (e->offset_bytes + e->size_bytes > im.record.arena_bytes)
-						abort(); /* the reader let an entry out of the arena
-							  */
+					    &entries[site->first_entry + k];
+					/* The reader must not let an entry out of the arena. */
+					if (e->site != s || e->occurrence != k ||
+					    e->offset_bytes + e->size_bytes > im.record.arena_bytes)
+						abort();
 				}
 				for (uint32_t f = 0; f < site->frame_count; f++)
 					(void)plan_image_module_path(
@@ -46,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			if (plan_summary_sites(&im, &sums, &t_peak, &peak) == 0)
 				free(sums);
+			free(entries);
 		}
 	}
 	free(buf);

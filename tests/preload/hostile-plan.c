@@ -31,8 +31,11 @@ int main(int argc, char **argv)
 	for (uint32_t i = 0; i < n; i++) {
 		plan_file_image(buf, i, &images[i]);
 		uint64_t count = images[i].record.entry_count, biggest = 0;
-		struct plan_entry *entries = malloc((count ? count : 1) * sizeof(*entries));
-		memcpy(entries, images[i].entries, count * sizeof(*entries));
+		struct plan_entry *entries;
+		if (plan_image_entries(&images[i], &entries) < 0) {
+			fprintf(stderr, "hostile-plan: out of memory\n");
+			return 1;
+		}
 		for (uint64_t e = 0; e < count; e++)
 			if (entries[e].size_bytes > biggest)
 				biggest = entries[e].size_bytes;

@@ -53,14 +53,20 @@ int main(int argc, char **argv)
 		       (unsigned long long)im->record.entry_count);
 		for (uint32_t s = 0; s < im->record.site_count; s++)
 			printf("site %u %016llx\n", s, (unsigned long long)im->sites[s].key);
+		struct plan_entry *entries;
+		if (plan_image_entries(im, &entries) < 0) {
+			fprintf(stderr, "plan-digest: out of memory\n");
+			return 1;
+		}
 		for (uint64_t e = 0; e < im->record.entry_count; e++) {
-			const struct plan_entry *en = &im->entries[e];
+			const struct plan_entry *en = &entries[e];
 			printf("entry %016llx %u %llu %u %llu %llu %llu\n",
 			       (unsigned long long)im->sites[en->site].key, en->occurrence,
 			       (unsigned long long)en->size_bytes, en->align_bytes,
 			       (unsigned long long)en->t_start, (unsigned long long)en->t_end,
 			       (unsigned long long)en->in_place_of);
 		}
+		free(entries);
 	}
 	free(images);
 	free(buf);

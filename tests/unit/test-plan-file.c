@@ -1,6 +1,8 @@
-/* Plan file v1: round trip, and the reader on truncated, bit-flipped, foreign,
- * future-version and structurally hostile input (with a valid checksum, so the
- * structural checks themselves are what is tested). */
+/* Plan file v2: round trip, and the reader on truncated, bit-flipped, foreign,
+ * old- and future-version and structurally hostile input (with a valid checksum,
+ * so the structural checks themselves are what is tested). Hostile entries are
+ * encoded by the test itself and handed to the writer as an already encoded
+ * image, which it writes without checking them, as it does for images it read. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include <xxhash.h>
 
 #include "check.h"
+#include "entry_codec.h"
 #include "plan_file.h"
 
 static const char strings[] = "/usr/lib/libfoo.so\0/bin/prog\0prog\0-x\0";
@@ -99,80 +102,128 @@ static int validate(const void *buf, size_t len)
 	return r;
 }
 
-/* Serialises, applies a mutation to entry/site/frame fields, reseals. */
-static int validate_mutated(void (*mutate)(struct plan_image *, char *buf))
+static struct plan_image_record *record_of(char *buf)
 {
+	return (struct plan_image_record *)(buf + sizeof(struct plan_file_header));
+}
+
+/* Serialises the image with entries e, encoded here (one block per site: the sites
+ * have fewer than PLAN_BLOCK_ENTRIES entries), so the writer does not check them. */
+static void serialize_raw(const struct plan_entry *e, void **buf, size_t *len)
+{
+	static uint8_t encoded[3 * ENTRY_CODEC_MAX_BYTES];
+	static uint64_t blocks[3];
 	struct plan_image im = make_image();
+	int64_t n0 = entry_codec_encode(e, 2, encoded);
+	int64_t n1 = entry_codec_encode(e + 2, 1, encoded + n0);
+
+	CHECK(n0 > 0 && n1 > 0);
+	blocks[0] = 0;
+	blocks[1] = (uint64_t)n0;
+	blocks[2] = (uint64_t)(n0 + n1);
+	im.entries = NULL;
+	im.blocks = blocks;
+	im.encoded_entries = encoded;
+	im.record.entries_bytes = blocks[2];
+	CHECK(plan_file_serialize(&im, 1, 99, buf, len) == 0);
+}
+
+/* Serialises with hostile entries, or applies a mutation to the file's tables;
+ * reseals; validates. */
+static int validate_mutated(void (*mutate_entries)(struct plan_entry *),
+			    void (*mutate_file)(char *buf))
+{
+	struct plan_entry e[3];
 	void *buf;
 	size_t len;
 	int r;
 
-	CHECK(plan_file_serialize(&im, 1, 99, &buf, &len) == 0);
-	mutate(&im, buf);
+	memcpy(e, entries, sizeof(e));
+	if (mutate_entries)
+		mutate_entries(e);
+	serialize_raw(e, &buf, &len);
+	if (mutate_file)
+		mutate_file(buf);
 	reseal(buf, len);
 	r = validate(buf, len);
 	free(buf);
 	return r;
 }
 
-static struct plan_image_record *record_of(char *buf)
+static void entry_outside_arena(struct plan_entry *e)
 {
-	return (struct plan_image_record *)(buf + sizeof(struct plan_file_header));
+	e[1].offset_bytes = 192; /* aligned, but 192 + 64 > 192 */
 }
 
-static struct plan_entry *entries_of(char *buf)
+static void entry_huge_offset(struct plan_entry *e)
 {
-	return (struct plan_entry *)(buf + record_of(buf)->entries_offset);
+	e[0].offset_bytes = UINT64_MAX - 15; /* wraps if added naively */
 }
 
-static void entry_outside_arena(struct plan_image *im, char *buf)
+static void entry_misaligned(struct plan_entry *e)
 {
-	entries_of(buf)[1].offset_bytes = 192; /* aligned, but 192 + 64 > 192 */
+	e[1].offset_bytes = 96; /* 16-aligned, not 64 */
 }
 
-static void entry_huge_offset(struct plan_image *im, char *buf)
+static void entry_too_aligned(struct plan_entry *e)
 {
-	entries_of(buf)[0].offset_bytes = UINT64_MAX - 15; /* wraps if added naively */
+	e[1].align_bytes = PLAN_MAX_ALIGN_BYTES * 2;
 }
 
-static void entry_misaligned(struct plan_image *im, char *buf)
+static void entry_bad_link(struct plan_entry *e)
 {
-	entries_of(buf)[1].offset_bytes = 96; /* 16-aligned, not 64 */
+	e[2].in_place_of = 4; /* there are 3 entries */
 }
 
-static void entry_wrong_occurrence(struct plan_image *im, char *buf)
+static void empty_lifetime(struct plan_entry *e)
 {
-	entries_of(buf)[1].occurrence = 5;
+	e[2].t_end = e[2].t_start;
 }
 
-static void frame_bad_module(struct plan_image *im, char *buf)
+static void blocks_out_of_order(char *buf)
+{
+	uint64_t *blocks = (uint64_t *)(buf + record_of(buf)->blocks_offset);
+	blocks[1] = blocks[2] + 1;
+}
+
+static void block_boundary_moved(char *buf)
+{
+	((uint64_t *)(buf + record_of(buf)->blocks_offset))[1]--;
+}
+
+static void entries_bytes_short(char *buf)
+{
+	record_of(buf)->entries_bytes--;
+}
+
+static void entry_reserved_flag(char *buf)
+{
+	buf[record_of(buf)->entries_offset] |= 0x40;
+}
+
+static void frame_bad_module(char *buf)
 {
 	((struct plan_frame *)(buf + record_of(buf)->frames_offset))[2].module = 2;
 }
 
-static void site_overlapping_ranges(struct plan_image *im, char *buf)
+static void site_overlapping_ranges(char *buf)
 {
 	((struct plan_site *)(buf + record_of(buf)->sites_offset))[1].first_entry = 1;
 }
 
-static void table_out_of_file(struct plan_image *im, char *buf)
+static void table_out_of_file(char *buf)
 {
 	record_of(buf)->entries_offset = 1u << 30;
 }
 
-static void count_overflow(struct plan_image *im, char *buf)
+static void count_overflow(char *buf)
 {
 	record_of(buf)->entry_count = UINT64_MAX / 8;
 }
 
-static void path_without_nul(struct plan_image *im, char *buf)
+static void path_without_nul(char *buf)
 {
 	((struct plan_module *)(buf + record_of(buf)->modules_offset))[0].path_bytes = 19;
-}
-
-static void empty_lifetime(struct plan_image *im, char *buf)
-{
-	entries_of(buf)[2].t_end = entries_of(buf)[2].t_start;
 }
 
 int main(void)
@@ -189,7 +240,11 @@ int main(void)
 	plan_file_image(buf, 0, &back);
 	CHECK_EQ_U64(back.record.entry_count, 3);
 	CHECK_EQ_U64(back.record.pid, 42);
-	CHECK(memcmp(back.entries, entries, sizeof(entries)) == 0);
+	CHECK(back.entries == NULL);
+	struct plan_entry *decoded;
+	CHECK(plan_image_entries(&back, &decoded) == 0);
+	CHECK(memcmp(decoded, entries, sizeof(entries)) == 0);
+	free(decoded);
 	CHECK(memcmp(back.sites, sites, sizeof(sites)) == 0);
 	CHECK(memcmp(back.frames, frames, sizeof(frames)) == 0);
 	CHECK(strcmp(plan_image_module_path(&back, 0), "/usr/lib/libfoo.so") == 0);
@@ -215,23 +270,32 @@ int main(void)
 	memcpy(copy, "NOTAPLAN", 8);
 	CHECK(validate(copy, len) == -EPROTO);
 	memcpy(copy, buf, len);
-	((struct plan_file_header *)copy)->version = 2;
+	((struct plan_file_header *)copy)->version = PLAN_FILE_VERSION + 1;
 	reseal(copy, len);
 	CHECK(validate(copy, len) == -ENOTSUP);
+	((struct plan_file_header *)copy)->version = 1; /* the fixed-size entries of old */
+	reseal(copy, len);
+	CHECK(validate(copy, len) == -EINVAL);
 	free(copy);
 	free(buf);
 
 	/* Structurally hostile files with valid checksums. */
-	CHECK(validate_mutated(entry_outside_arena) == -EINVAL);
-	CHECK(validate_mutated(entry_huge_offset) == -EINVAL);
-	CHECK(validate_mutated(entry_misaligned) == -EINVAL);
-	CHECK(validate_mutated(entry_wrong_occurrence) == -EINVAL);
-	CHECK(validate_mutated(frame_bad_module) == -EINVAL);
-	CHECK(validate_mutated(site_overlapping_ranges) == -EINVAL);
-	CHECK(validate_mutated(table_out_of_file) == -EINVAL);
-	CHECK(validate_mutated(count_overflow) == -EINVAL);
-	CHECK(validate_mutated(path_without_nul) == -EINVAL);
-	CHECK(validate_mutated(empty_lifetime) == -EINVAL);
+	CHECK(validate_mutated(NULL, NULL) == 0); /* the raw path itself is sound */
+	CHECK(validate_mutated(entry_outside_arena, NULL) == -EINVAL);
+	CHECK(validate_mutated(entry_huge_offset, NULL) == -EINVAL);
+	CHECK(validate_mutated(entry_misaligned, NULL) == -EINVAL);
+	CHECK(validate_mutated(entry_too_aligned, NULL) == -EINVAL);
+	CHECK(validate_mutated(entry_bad_link, NULL) == -EINVAL);
+	CHECK(validate_mutated(empty_lifetime, NULL) == -EINVAL);
+	CHECK(validate_mutated(NULL, blocks_out_of_order) == -EINVAL);
+	CHECK(validate_mutated(NULL, block_boundary_moved) == -EINVAL);
+	CHECK(validate_mutated(NULL, entries_bytes_short) == -EINVAL);
+	CHECK(validate_mutated(NULL, entry_reserved_flag) == -EINVAL);
+	CHECK(validate_mutated(NULL, frame_bad_module) == -EINVAL);
+	CHECK(validate_mutated(NULL, site_overlapping_ranges) == -EINVAL);
+	CHECK(validate_mutated(NULL, table_out_of_file) == -EINVAL);
+	CHECK(validate_mutated(NULL, count_overflow) == -EINVAL);
+	CHECK(validate_mutated(NULL, path_without_nul) == -EINVAL);
 
 	/* The writer refuses what the reader would refuse. */
 	entries[1].offset_bytes = 192;

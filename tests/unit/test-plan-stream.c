@@ -1,8 +1,8 @@
-/* Plan file v1, the one-pass streaming validator on a plan of several mebibytes and
+/* Plan file v2, the one-pass streaming validator on a plan of several mebibytes and
  * two images: every entry is handed to the caller exactly once and in order, the
- * regions reported done come in order and cover the file, an entry broken past the
- * first chunk is found, and a corrupt file is reported as corrupt even when it is
- * also structurally broken. */
+ * regions reported done come in order and cover the file, a block of entries broken
+ * past the first chunk is found, and a corrupt file is reported as corrupt even
+ * when it is also structurally broken. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +13,7 @@
 #include "plan_file.h"
 
 #define SITES	7
-#define ENTRIES 60000 /* per image: 3.2 MiB */
+#define ENTRIES 400000 /* per image: about 2 MiB encoded */
 
 static const char strings[] = "/bin/prog\0prog\0";
 static struct plan_module module = {.key = 1, .path_offset = 0, .path_bytes = 9};
@@ -57,10 +57,12 @@ static struct plan_image make_image(uint64_t key, struct plan_site *sites,
 	return im;
 }
 
+static struct plan_entry table[2][ENTRIES];
+
 struct seen {
 	const char *buf;
 	size_t done_end;
-	uint64_t entries[2];
+	uint64_t entries[2], blocks[2];
 	int regions;
 };
 
@@ -81,11 +83,14 @@ static void entries(uint32_t image, const struct plan_entry *first, uint64_t cou
 
 	CHECK(image < 2);
 	plan_file_image(seen->buf, image, &im);
-	CHECK(first == im.entries + seen->entries[image]); /* each once, in order */
-	CHECK(count > 0);
-	/* Handed over before their region is reported done. */
-	CHECK((const char *)first >= seen->buf + seen->done_end);
+	CHECK(count > 0 && count <= PLAN_BLOCK_ENTRIES);
+	/* Each once, in order, as written. */
+	CHECK(memcmp(first, &table[image][seen->entries[image]], count * sizeof(*first)) == 0);
+	/* Handed over before their block is reported done. */
+	CHECK(seen->buf + seen->done_end <=
+	      seen->buf + im.record.entries_offset + im.blocks[seen->blocks[image]]);
 	seen->entries[image] += count;
+	seen->blocks[image]++;
 }
 
 static void reseal(char *buf, size_t len)
@@ -105,7 +110,6 @@ static int validate(char *buf, size_t len, struct seen *seen, char *why, size_t 
 int main(void)
 {
 	static struct plan_site sites[2][SITES];
-	static struct plan_entry table[2][ENTRIES];
 	struct plan_image images[2] = {make_image(100, sites[0], table[0]),
 				       make_image(200, sites[1], table[1])};
 	struct seen seen;
@@ -124,17 +128,24 @@ int main(void)
 	CHECK(seen.regions > 4);
 	CHECK(plan_file_validate(buf, len, why, sizeof(why)) == 0);
 
-	/* An entry of the second image, mebibytes in, broken and resealed: found. */
+	/* A block of the second image, mebibytes in, broken (a reserved flag of its first
+	 * entry) and resealed: found. */
 	struct plan_image im;
 	plan_file_image(buf, 1, &im);
-	struct plan_entry *late = (struct plan_entry *)im.entries + ENTRIES - 10;
-	late->offset_bytes += 8;
+	uint64_t late_block = 0;
+	for (uint32_t s = 0; s < SITES; s++)
+		late_block += plan_site_blocks(im.sites[s].entry_count);
+	late_block -= 2; /* the last site's second-to-last block */
+	char *late = buf + im.record.entries_offset + im.blocks[late_block];
+	CHECK(late - buf > (1 << 21));
+	*late |= 0x40;
 	reseal(buf, len);
 	CHECK(validate(buf, len, &seen, why, sizeof(why)) < 0);
-	CHECK(strstr(why, "image 1: entry 59990 is misaligned") != NULL);
+	CHECK(strstr(why, "image 1: entries of site 6 are malformed") != NULL);
 	CHECK_EQ_U64(seen.done_end, len); /* the pass still goes to the end */
+	CHECK(seen.entries[1] > 0 && seen.entries[1] < ENTRIES);
 	CHECK(plan_file_validate(buf, len, why, sizeof(why)) < 0);
-	CHECK(strstr(why, "misaligned") != NULL);
+	CHECK(strstr(why, "malformed") != NULL);
 
 	/* Broken and not resealed: a corrupt file, whatever else is wrong. */
 	buf[len - 1] ^= 1;
@@ -145,7 +156,7 @@ int main(void)
 
 	/* Only the tables broken (an out-of-range depth), not resealed: corrupt too. */
 	buf[len - 1] ^= 1;
-	late->offset_bytes -= 8;
+	*late &= ~0x40;
 	reseal(buf, len);
 	CHECK(plan_file_validate(buf, len, why, sizeof(why)) == 0);
 	struct plan_image_record *rec =
