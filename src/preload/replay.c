@@ -556,6 +556,11 @@ void replay_consume(size_t size)
 	}
 }
 
+bool replay_tracks_libc(void)
+{
+	return have_image;
+}
+
 void replay_note_libc(int64_t bytes)
 {
 	int64_t now =
@@ -594,7 +599,8 @@ void replay_finish(void)
 	json_key_u64(&j, "arena_bytes", have_image ? image.record.arena_bytes : 0);
 	json_key_u64(&j, "lower_bound_bytes", have_image ? image.record.lower_bound_bytes : 0);
 	int64_t peak = atomic_load(&libc_peak_bytes);
-	json_key_u64(&j, "libc_peak_bytes", peak > 0 ? (uint64_t)peak : 0);
+	if (have_image)
+		json_key_u64(&j, "libc_peak_bytes", peak > 0 ? (uint64_t)peak : 0);
 	json_end(&j);
 	r = json_append_line(&j, preload_config.stats_path);
 	if (r < 0)

@@ -26,7 +26,10 @@ void *replay_alloc(size_t size, size_t align, bool zero);
  * that stays in place still counts as an allocation, as it did when recording. */
 void replay_consume(size_t size);
 
-/* libc bytes, for the statistics: a libc block of usable size bytes came or went. */
+/* libc bytes, for the statistics: a libc block of usable size bytes came or went.
+ * Only for an image with a plan (replay_tracks_libc): in one without, everything
+ * goes to libc and measuring it would only slow the program down. */
+bool replay_tracks_libc(void);
 void replay_note_libc(int64_t bytes);
 
 /* Appends the statistics line if one was asked for. Once. */

@@ -36,7 +36,8 @@ void *route_alloc(enum alloc_kind kind, size_t align, size_t size)
 		p = replay_alloc(size, align, kind == ALLOC_CALLOC);
 		if (!p) {
 			p = libc_alloc(kind, align, size);
-			replay_note_libc((int64_t)libc_usable(p));
+			if (replay_tracks_libc())
+				replay_note_libc((int64_t)libc_usable(p));
 		}
 		break;
 	case PRELOAD_RECORD:
@@ -64,7 +65,8 @@ void route_free(void *p)
 			record_free(p);
 			break;
 		case PRELOAD_REPLAY:
-			replay_note_libc(-(int64_t)libc_usable(p));
+			if (replay_tracks_libc())
+				replay_note_libc(-(int64_t)libc_usable(p));
 			break;
 		default:
 			break;
@@ -97,7 +99,7 @@ static void *realloc_arena(void *p, size_t size)
 		q = __libc_malloc(size);
 		if (!q)
 			return NULL; /* the old block stays valid, as realloc requires */
-		if (replaying)
+		if (replaying && replay_tracks_libc())
 			replay_note_libc((int64_t)libc_usable(q));
 	}
 	memcpy(q, p, planned);
@@ -119,8 +121,10 @@ static void *realloc_libc(void *p, size_t size)
 	}
 	case PRELOAD_REPLAY:
 		replay_count_call();
-		old = libc_usable(p);
 		q = replay_alloc(size, 1, false);
+		if (!q && !replay_tracks_libc())
+			return __libc_realloc(p, size); /* no plan: nothing to measure */
+		old = libc_usable(p);
 		if (q) {
 			memcpy(q, p, old < size ? old : size);
 			replay_note_libc(-(int64_t)old);
