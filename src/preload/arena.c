@@ -218,6 +218,17 @@ static inline int end_in(uint64_t word, uint64_t b)
 	return ends ? __builtin_ctzll(ends) - 2 * WORD_GRANULES : -1;
 }
 
+void arena_prefetch(uint64_t offset_bytes)
+{
+	uint64_t w = offset_bytes / PLAN_GRANULE_BYTES / WORD_GRANULES;
+
+	if (offset_bytes >= arena_bytes)
+		return;
+	__builtin_prefetch((const void *)&fine[w], 1);
+	__builtin_prefetch((const void *)&coarse[w / 64], 0);
+	__builtin_prefetch((const void *)(arena_base + offset_bytes), 1);
+}
+
 bool arena_release(const void *p)
 {
 	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES;

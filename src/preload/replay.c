@@ -515,6 +515,12 @@ static bool next_entry(size_t size, struct entry_place *e)
 		miss(MISS_PLAN_UNREADABLE);
 		return false;
 	}
+	/* The site's next block is likely the next thing this code allocates: start
+	 * fetching what claiming it will touch while the program works. */
+	struct entry_place next;
+	struct entry_window *w = atomic_load_explicit(&windows[site], memory_order_acquire);
+	if (w && window_lookup(w, occurrence + 1, &next))
+		arena_prefetch(next.offset_bytes);
 	return true;
 }
 
