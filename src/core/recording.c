@@ -12,6 +12,9 @@
 
 #define NO_LIVE	    UINT32_MAX
 #define NO_IN_PLACE UINT32_MAX
+/* A handle holds the live slot, and the lane and range in RANGE_BITS bits. */
+#define RANGE_BITS 26
+#define RANGE_MASK ((UINT32_C(1) << RANGE_BITS) - 1)
 /* The log up to this size lives on the heap; bigger, it gets its own mapping,
  * which mremap grows without copying (millions of entries). */
 #define MAPPED_TABLE_BYTES (UINT64_C(1) << 20)
@@ -53,7 +56,9 @@ int recording_init(struct recording *rec)
 {
 	memset(rec, 0, sizeof(*rec));
 	rec->live_free = NO_LIVE;
-	offset_allocator_init(&rec->offsets, PLAN_GRANULE_BYTES);
+	rec->lanes = calloc(RECORDING_LANES, sizeof(*rec->lanes));
+	if (!rec->lanes)
+		return -ENOMEM;
 	return addr_map_init(&rec->by_address, 4096);
 }
 
@@ -65,7 +70,9 @@ void recording_fini(struct recording *rec)
 	free(rec->in_place);
 	free(rec->aligned);
 	addr_map_fini(&rec->by_address);
-	offset_allocator_fini(&rec->offsets);
+	for (uint32_t l = 0; l < rec->lane_count; l++)
+		offset_allocator_fini(&rec->lanes[l].offsets);
+	free(rec->lanes);
 	memset(rec, 0, sizeof(*rec));
 }
 
@@ -80,6 +87,25 @@ int recording_add_site(struct recording *rec)
 		rec->site_capacity = cap;
 	}
 	rec->sites[rec->site_count++] = (struct recording_site){0};
+	return 0;
+}
+
+/* Lanes are made on first use, all up to the one asked for. */
+static void lanes_up_to(struct recording *rec, uint32_t lane)
+{
+	while (rec->lane_count <= lane) {
+		struct recording_lane *l = &rec->lanes[rec->lane_count++];
+		offset_allocator_init(&l->offsets, PLAN_GRANULE_BYTES);
+		l->max_align = PLAN_GRANULE_BYTES;
+	}
+}
+
+int recording_site_lane(struct recording *rec, uint32_t site, uint32_t lane)
+{
+	if (site >= rec->site_count)
+		return -EINVAL;
+	if (!rec->sites[site].count)
+		rec->sites[site].lane = lane % RECORDING_LANES;
 	return 0;
 }
 
@@ -126,34 +152,41 @@ static void live_give(struct recording *rec, uint32_t i)
 	rec->live_free = i;
 }
 
-/* What the address map holds for a block: its live slot and its range, so that
- * both can be loaded at once when it ends. Never RECORDING_NO_TOKEN. */
-static uint64_t handle_of(uint32_t i, uint32_t range)
+/* What the address map holds for a block: its live slot, lane and range, so that
+ * all can be loaded at once when it ends. Never RECORDING_NO_TOKEN (lanes are
+ * fewer than 64). */
+static uint64_t handle_of(uint32_t i, uint32_t lane, uint32_t range)
 {
-	return (uint64_t)range << 32 | i;
+	return (uint64_t)(lane << RANGE_BITS | range) << 32 | i;
+}
+
+static struct offset_allocator *lane_of_handle(struct recording *rec, uint64_t h)
+{
+	return &rec->lanes[h >> (32 + RANGE_BITS)].offsets;
 }
 
 /* Ends the block of handle h at the current tick: its entry goes to the log, and
  * the in-place realloc now using it, if any, ends too. */
 static void end_block(struct recording *rec, uint64_t h)
 {
-	uint32_t i = (uint32_t)h, range = (uint32_t)(h >> 32);
+	uint32_t i = (uint32_t)h, range = (uint32_t)(h >> 32) & RANGE_MASK;
+	struct offset_allocator *offsets = lane_of_handle(rec, h);
 	struct recording_live *b = &rec->live[i];
 	uint64_t t = rec->clock++;
 
-	__builtin_prefetch(&rec->offsets.ranges[range]);
+	__builtin_prefetch(&offsets->ranges[range]);
 
 	if (b->current != NO_IN_PLACE)
 		rec->in_place[b->current].t_end = t;
 	rec->ended[rec->ended_count++] = (struct recording_ended){
 	    .size = b->size,
-	    .offset = offset_allocator_offset(&rec->offsets, range),
+	    .offset = offset_allocator_offset(offsets, range), /* within its lane */
 	    .t_start = b->t_start,
 	    .t_end = t,
 	    .site = b->site,
 	    .occurrence = b->occurrence,
 	};
-	offset_allocator_give(&rec->offsets, range);
+	offset_allocator_give(offsets, range);
 	rec->live_bytes -= granules_of(b->size) * PLAN_GRANULE_BYTES;
 	live_give(rec, i);
 }
@@ -178,7 +211,8 @@ static bool ended_room(struct recording *rec)
 static uint64_t new_block(struct recording *rec, uint32_t site, uint64_t size, uint64_t align)
 {
 	uint64_t granules = granules_of(size), offset;
-	uint32_t i, range;
+	uint32_t i, range, lane = rec->sites[site].lane;
+	struct recording_lane *l;
 
 	if (!ended_room(rec) ||
 	    (align > 1 && !side_room((void **)&rec->aligned, rec->aligned_count,
@@ -187,9 +221,17 @@ static uint64_t new_block(struct recording *rec, uint32_t site, uint64_t size, u
 	i = live_take(rec);
 	if (i == NO_LIVE)
 		return RECORDING_NO_TOKEN;
-	range = offset_allocator_take(&rec->offsets, granules * PLAN_GRANULE_BYTES,
+	lanes_up_to(rec, lane);
+	l = &rec->lanes[lane];
+	if (align > l->max_align)
+		l->max_align = align;
+	range = offset_allocator_take(&l->offsets, granules * PLAN_GRANULE_BYTES,
 				      align > PLAN_GRANULE_BYTES ? align : PLAN_GRANULE_BYTES,
 				      &offset);
+	if (range != OFFSET_ALLOCATOR_NONE && range > RANGE_MASK) {
+		offset_allocator_give(&l->offsets, range); /* too many ranges to name */
+		range = OFFSET_ALLOCATOR_NONE;
+	}
 	if (range == OFFSET_ALLOCATOR_NONE) {
 		live_give(rec, i);
 		return RECORDING_NO_TOKEN;
@@ -211,7 +253,7 @@ static uint64_t new_block(struct recording *rec, uint32_t site, uint64_t size, u
 	rec->live_bytes += granules * PLAN_GRANULE_BYTES;
 	if (rec->live_bytes > rec->peak_bytes)
 		rec->peak_bytes = rec->live_bytes;
-	return handle_of(i, range);
+	return handle_of(i, lane, range);
 }
 
 int recording_alloc(struct recording *rec, uint64_t address, uint32_t site, uint64_t size,
@@ -329,11 +371,51 @@ static int improve(struct plan_image *image, const struct planner_options *opt,
 	return 0;
 }
 
+/* Lays the lanes out one after the other, each at a multiple of its largest
+ * alignment; returns the arena they need. */
+static uint64_t lane_bases(const struct recording *rec, uint64_t base[RECORDING_LANES])
+{
+	uint64_t end = 0;
+
+	for (uint32_t l = 0; l < rec->lane_count; l++) {
+		const struct recording_lane *lane = &rec->lanes[l];
+		base[l] = (end + lane->max_align - 1) / lane->max_align * lane->max_align;
+		end = base[l] + offset_allocator_high_water(&lane->offsets);
+	}
+	return end;
+}
+
+/* Lanes that make the arena bigger than this share of the lower bound are worth
+ * packing all together instead (see recording.h). */
+#define LANES_SLACK 1.25
+
+/* Packs all blocks together, ignoring lanes, if that is smaller. */
+static int merge_lanes(struct plan_image *image, struct plan_entry **entries)
+{
+	struct plan_image trial = *image;
+	struct plan_entry *repacked;
+	int r;
+
+	r = plan_builder_replan(&trial, NULL, &repacked);
+	if (r < 0)
+		return r;
+	if (trial.record.arena_bytes < image->record.arena_bytes) {
+		free(*entries);
+		*entries = repacked;
+		image->entries = repacked;
+		image->record.arena_bytes = trial.record.arena_bytes;
+	} else {
+		free(repacked);
+	}
+	return 0;
+}
+
 int recording_build(const struct recording *rec, struct plan_image *image,
 		    const struct planner_options *opt, struct plan_site **sites_out,
 		    struct plan_entry **entries_out)
 {
-	uint64_t n = rec->entry_count, first = 0;
+	uint64_t n = rec->entry_count, first = 0, base[RECORDING_LANES] = {0};
+	uint64_t arena = lane_bases(rec, base);
 	struct plan_site *sites;
 	struct plan_entry *entries;
 	int r;
@@ -360,7 +442,7 @@ int recording_build(const struct recording *rec, struct plan_image *image,
 		    .site = x->site,
 		    .occurrence = x->occurrence,
 		    .size_bytes = x->size,
-		    .offset_bytes = x->offset,
+		    .offset_bytes = base[rec->sites[x->site].lane] + x->offset,
 		    .t_start = x->t_start,
 		    .t_end = x->t_end,
 		    .align_bytes = 1,
@@ -374,7 +456,9 @@ int recording_build(const struct recording *rec, struct plan_image *image,
 		    .site = b->site,
 		    .occurrence = b->occurrence,
 		    .size_bytes = b->size,
-		    .offset_bytes = offset_allocator_offset(&rec->offsets, b->range),
+		    .offset_bytes = base[rec->sites[b->site].lane] +
+				    offset_allocator_offset(
+					&rec->lanes[rec->sites[b->site].lane].offsets, b->range),
 		    .t_start = b->t_start,
 		    .t_end = PLAN_T_INFINITY,
 		    .align_bytes = 1,
@@ -402,12 +486,15 @@ int recording_build(const struct recording *rec, struct plan_image *image,
 	image->sites = sites;
 	image->entries = entries;
 	image->record.entry_count = n;
-	image->record.arena_bytes = offset_allocator_high_water(&rec->offsets);
+	image->record.arena_bytes = arena;
 	image->record.lower_bound_bytes = rec->peak_bytes;
 	r = 0;
-	if (opt && image->record.arena_bytes > image->record.lower_bound_bytes &&
+	/* The planner proper packs all lanes together: only for one lane. */
+	if (rec->lane_count <= 1 && opt && arena > rec->peak_bytes &&
 	    (double)n <= opt->time_limit_s * PLANNER_BLOCKS_PER_SECOND)
 		r = improve(image, opt, &entries);
+	if (rec->lane_count > 1 && (double)arena > LANES_SLACK * (double)rec->peak_bytes)
+		r = merge_lanes(image, &entries);
 	if (r < 0) {
 		free(sites);
 		free(entries);

@@ -17,6 +17,15 @@
  * there: its entry takes no space of its own, names the entry whose block it
  * continues (in_place_of), and that entry's lifetime stretches over it.
  *
+ * Each thread gets a region of the arena of its own (a lane: the caller names
+ * it). Threads interleave differently in every run, so in one packing shared by
+ * all, a block planned to reuse the bytes of another thread's block would often
+ * find them still in use when replayed; within a lane, only the thread's own
+ * order matters, and that is the same run after run. Lanes cost little arena when
+ * threads run side by side, and much when they follow each other; if they would
+ * make the arena more than a quarter bigger than the lower bound, the build packs
+ * all blocks together instead, if that is smaller.
+ *
  * Addresses are only keys: the recording never touches the memory. Pure: no
  * global state; not thread-safe (the caller orders events under its own lock). */
 #pragma once
@@ -30,6 +39,15 @@
 
 struct recording_site {
 	uint64_t count; /* entries so far: the next one's occurrence */
+	uint32_t lane;	/* the lane its blocks are packed in */
+};
+
+/* Lanes beyond this share: lane l is packed with lane l % RECORDING_LANES. */
+#define RECORDING_LANES 64u
+
+struct recording_lane {
+	struct offset_allocator offsets;
+	uint64_t max_align; /* its base in the arena is a multiple of this */
 };
 
 /* A block alive now, found by its address: its own entry, until it ends. */
@@ -66,7 +84,8 @@ struct recording {
 	struct recording_live *live;
 	uint32_t live_used, live_capacity, live_free; /* live_free: a list through range */
 	struct addr_map by_address;		      /* address -> live slot and range */
-	struct offset_allocator offsets;
+	struct recording_lane *lanes;
+	uint32_t lane_count;
 	struct recording_ended *ended; /* room for every block started, so ending never fails */
 	uint64_t ended_count, ended_capacity, blocks_started;
 	struct recording_in_place *in_place;
@@ -83,6 +102,10 @@ void recording_fini(struct recording *rec);
 /* Adds a call site; sites are numbered from 0 in the order they are added.
  * Returns 0 or -ENOMEM. */
 int recording_add_site(struct recording *rec);
+
+/* Puts site in lane (any number; see RECORDING_LANES) if it has no entry yet: a
+ * site's blocks all go to the lane of its first. Returns 0 or -ENOMEM. */
+int recording_site_lane(struct recording *rec, uint32_t site, uint32_t lane);
 
 /* A block of size bytes (non-zero) aligned to align (a power of two, at most
  * PLAN_MAX_ALIGN_BYTES) now lives at address, allocated from site. Returns 0, or

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "addr_map.h"
 #include "callsite.h"
 #include "init.h"
 #include "log.h"
@@ -20,6 +21,7 @@
 #include "plan_store.h"
 #include "real_libc.h"
 #include "recording.h"
+#include "thread_lineage.h"
 #include "uthash_libc.h"
 
 struct site_index {
@@ -35,6 +37,12 @@ static struct recording recording;
 static uint64_t alloc_calls_locked;
 static _Atomic uint64_t alloc_calls;
 static bool recording_on;
+
+/* Each thread's lane (recording.h), numbered in the order threads first allocate,
+ * found by the thread's lineage name; plus one, 0 until it is known. */
+static __thread uint32_t lane_plus_one __attribute__((tls_model("initial-exec")));
+static struct addr_map lane_of_lineage;
+static uint32_t lane_count;
 
 /* Sites, built by the interner under the call-site lock. */
 static struct site_index *sites_by_key;
@@ -101,12 +109,31 @@ int record_start(void)
 	r = callsite_init(preload_config.depth, &interner);
 	if (r == 0)
 		r = recording_init(&recording);
+	if (r == 0)
+		r = addr_map_init(&lane_of_lineage, 64);
 	if (r < 0) {
 		log_error("cannot start recording: out of memory", NULL);
 		return r;
 	}
 	recording_on = true;
 	return 0;
+}
+
+/* The calling thread's lane. Under the record lock. */
+static uint32_t thread_lane(void)
+{
+	uint64_t lane;
+
+	if (lane_plus_one)
+		return lane_plus_one - 1;
+	/* A lineage can be 0 (the main thread): the map wants keys that are not. */
+	uint64_t key = thread_lineage * 2 + 1;
+	if (!addr_map_get(&lane_of_lineage, key, &lane)) {
+		lane = lane_count++;
+		addr_map_put(&lane_of_lineage, key, lane); /* on ENOMEM, found anew later */
+	}
+	lane_plus_one = (uint32_t)lane + 1;
+	return (uint32_t)lane;
 }
 
 /* The recording numbers sites as the interner does; it learns of them lazily, under
@@ -117,6 +144,12 @@ static bool know_site(uint32_t site)
 		if (recording_add_site(&recording) < 0)
 			return false;
 	return true;
+}
+
+/* know_site, for a site the calling thread allocates from: its lane is the thread's. */
+static bool know_own_site(uint32_t site)
+{
+	return know_site(site) && recording_site_lane(&recording, site, thread_lane()) == 0;
 }
 
 void record_alloc(void *p, size_t size, size_t align)
@@ -130,7 +163,7 @@ void record_alloc(void *p, size_t size, size_t align)
 	}
 	pthread_mutex_lock(&record_mutex);
 	alloc_calls_locked++;
-	if (recording_on && know_site(site))
+	if (recording_on && know_own_site(site))
 		recording_alloc(&recording, (uintptr_t)p, site, size, align);
 	pthread_mutex_unlock(&record_mutex);
 }
@@ -170,7 +203,7 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 	pthread_mutex_lock(&record_mutex);
 	if (new_p)
 		alloc_calls_locked++;
-	if (recording_on && (site == RECORDING_NO_SITE || know_site(site)))
+	if (recording_on && (site == RECORDING_NO_SITE || know_own_site(site)))
 		recording_realloc_done(&recording, token, (uintptr_t)old, (uintptr_t)new_p,
 				       size, site);
 	pthread_mutex_unlock(&record_mutex);

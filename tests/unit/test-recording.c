@@ -85,7 +85,7 @@ static struct model run_program(struct recording *rec, uint64_t ops)
 	struct model m = {.e = calloc(2 * ops, sizeof(struct expected)), .next_address = 4096};
 
 	for (uint32_t s = 0; s < SITES; s++)
-		CHECK(recording_add_site(rec) == 0);
+		CHECK(recording_add_site(rec) == 0 && recording_site_lane(rec, s, s % 2) == 0);
 	uint64_t seed = 7;
 	for (uint64_t op = 0; op < ops; op++) {
 		int k = (int)(check_random(&seed) % HELD);
@@ -194,6 +194,68 @@ static void check_built(const struct plan_image *im, const struct model *m)
 	free(blocks);
 }
 
+/* Lane l's blocks: the lowest offset and the highest end. */
+static void lane_span(const struct plan_image *im, const struct plan_entry *e, uint32_t lane,
+		      uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (uint64_t i = 0; i < im->record.entry_count; i++) {
+		if (e[i].site % 2 != lane)
+			continue;
+		if (e[i].offset_bytes < *lo)
+			*lo = e[i].offset_bytes;
+		if (e[i].offset_bytes + e[i].size_bytes > *hi)
+			*hi = e[i].offset_bytes + e[i].size_bytes;
+	}
+}
+
+/* Two threads' blocks alive side by side get regions of their own; threads that
+ * follow each other are packed together, since regions would waste the arena. */
+static void check_lanes(void)
+{
+	struct plan_site input_sites[SITES], *sites;
+	struct plan_entry *entries;
+	struct plan_image im = base_image(input_sites, 9, 103);
+	struct recording rec;
+	uint64_t ring[2][8] = {{0}}, address = 4096, lo[2], hi[2];
+
+	CHECK(recording_init(&rec) == 0);
+	for (uint32_t s = 0; s < SITES; s++)
+		CHECK(recording_add_site(&rec) == 0 && recording_site_lane(&rec, s, s % 2) == 0);
+	for (uint32_t op = 0; op < 4000; op++) {
+		uint32_t lane = op % 2, k = (op / 2) % 8;
+		if (ring[lane][k])
+			recording_free(&rec, ring[lane][k]);
+		ring[lane][k] = address += 4096;
+		CHECK(recording_alloc(&rec, address, lane, 256 - op % 16, 1) == 0);
+	}
+	CHECK(recording_build(&rec, &im, NULL, &sites, &entries) == 0);
+	CHECK(im.record.arena_bytes <= im.record.lower_bound_bytes * 5 / 4);
+	lane_span(&im, entries, 0, &lo[0], &hi[0]);
+	lane_span(&im, entries, 1, &lo[1], &hi[1]);
+	CHECK(hi[0] <= lo[1] || hi[1] <= lo[0]);
+	free(sites);
+	free(entries);
+	recording_fini(&rec);
+
+	/* Six threads one after another, each holding a mebibyte for a while. */
+	im = base_image(input_sites, 9, 104);
+	CHECK(recording_init(&rec) == 0);
+	for (uint32_t s = 0; s < SITES; s++)
+		CHECK(recording_add_site(&rec) == 0 && recording_site_lane(&rec, s, s) == 0);
+	for (uint32_t s = 0; s < 6; s++) {
+		CHECK(recording_alloc(&rec, address += 4096, s, 1 << 20, 1) == 0);
+		recording_free(&rec, address);
+	}
+	CHECK(recording_build(&rec, &im, NULL, &sites, &entries) == 0);
+	CHECK_EQ_U64(im.record.lower_bound_bytes, 1 << 20);
+	CHECK(im.record.arena_bytes <= im.record.lower_bound_bytes * 5 / 4);
+	free(sites);
+	free(entries);
+	recording_fini(&rec);
+}
+
 int main(void)
 {
 	struct plan_site input_sites[SITES], *sites, *sites2;
@@ -205,6 +267,7 @@ int main(void)
 	void *buf;
 	size_t len;
 
+	check_lanes();
 	CHECK(recording_init(&rec) == 0);
 	m = run_program(&rec, OPS);
 	CHECK(recording_build(&rec, &im, NULL, &sites, &entries) == 0);
