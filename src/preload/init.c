@@ -25,6 +25,7 @@
 #include "real_libc.h"
 #include "record.h"
 #include "replay.h"
+#include "signal_hook.h"
 
 extern void *__libc_stack_end; /* glibc: the stack top at process start */
 
@@ -36,15 +37,6 @@ struct preload_config preload_config;
  * child calling exec) has another pid and never finishes for it. */
 static pid_t owner_pid;
 static atomic_flag finish_started = ATOMIC_FLAG_INIT;
-
-/* Signals whose default action ends the process, and after which the plan is
- * written. Not SIGINT and SIGQUIT: shells and interpreters look at their
- * disposition at start-up to decide how to behave (CPython raises
- * KeyboardInterrupt only if SIGINT was at its default), and memplan must not change
- * what a program does. A C program killed by ^C therefore leaves no plan. */
-static const int fatal_signals[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,	SIGABRT,
-				    SIGTRAP, SIGSYS,  SIGTERM, SIGHUP,	SIGPIPE,
-				    SIGXCPU, SIGXFSZ, SIGALRM, SIGUSR1, SIGUSR2};
 
 void preload_finish(bool from_signal)
 {
@@ -81,22 +73,6 @@ static void on_fatal_signal(int sig)
 	errno = saved;
 	/* SA_RESETHAND restored the default action; deliver it. */
 	raise(sig);
-}
-
-static void install_signal_handlers(void)
-{
-	struct sigaction sa = {0};
-
-	sa.sa_handler = on_fatal_signal;
-	sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
-		struct sigaction old;
-		/* Leave alone whatever the program (or its parent) chose. */
-		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
-		    !(old.sa_flags & SA_SIGINFO))
-			sigaction(fatal_signals[i], &sa, NULL);
-	}
 }
 
 static void before_fork(void)
@@ -300,7 +276,7 @@ __attribute__((constructor)) static void preload_init(void)
 	if (mode != PRELOAD_OFF && start_mode(mode) == 0) {
 		owner_pid = getpid();
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-		install_signal_handlers();
+		signal_hook_install(on_fatal_signal);
 		atomic_store(&preload_mode, mode);
 	}
 	guard_leave();

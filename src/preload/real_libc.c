@@ -30,6 +30,8 @@ static void resolve(void)
 	real.execveat = dlsym(RTLD_NEXT, "execveat");
 	real.exit_now = dlsym(RTLD_NEXT, "_exit");
 	real.pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+	real.sigaction = dlsym(RTLD_NEXT, "sigaction");
+	real.signal = dlsym(RTLD_NEXT, "signal");
 	if (!real.exit_now)
 		real.exit_now = exit_by_syscall;
 	guard_leave();

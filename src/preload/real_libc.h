@@ -8,6 +8,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -29,6 +30,8 @@ struct real_functions {
 	void (*exit_now)(int status) __attribute__((noreturn)); /* _exit */
 	int (*pthread_create)(pthread_t *thread, const pthread_attr_t *attr,
 			      void *(*routine)(void *), void *arg);
+	int (*sigaction)(int sig, const struct sigaction *act, struct sigaction *old);
+	void (*(*signal)(int sig, void (*handler)(int)))(int);
 };
 
 /* The resolved functions; resolves them on first use. Thread-safe. Never NULL

@@ -65,9 +65,18 @@ printf 'all: hello.o\n\t@md5sum < hello.o\nhello.o: hello.c\n\t@gcc -O1 -c hello
 run_case make sh -c "rm -f '$WORK/hello.o'; make -s -C '$WORK'"
 run_case awk awk 'BEGIN { for (i = 0; i < 100000; i++) a[i] = i * 2; s = 0; for (k in a) s += a[k]; print s }'
 run_case xz sh -c "xz -c '$WORK/nums.txt' | xz -dc | md5sum"
-# memplan leaves SIGINT alone, so CPython still turns ^C into KeyboardInterrupt.
+# memplan's hook on SIGINT is hidden, so CPython still turns ^C into
+# KeyboardInterrupt; and when that ends it (CPython then dies by SIGINT, running no
+# exit handler), the plan is still written.
 run_plain sigint python3 -c 'import signal; print(signal.getsignal(signal.SIGINT))'
 run_record sigint python3 -c 'import signal; print(signal.getsignal(signal.SIGINT))'
 same_as_plain sigint record
 grep -q default_int_handler "$WORK/sigint.record.out" || fail "python3 lost its SIGINT handler"
+interrupted='import os, signal, time; print("before"); os.kill(os.getpid(), signal.SIGINT); time.sleep(5)'
+run_plain interrupted env --default-signal=INT python3 -c "$interrupted"
+run_record interrupted env --default-signal=INT python3 -c "$interrupted"
+same_as_plain interrupted record
+grep -q KeyboardInterrupt "$WORK/interrupted.record.err" || fail "no KeyboardInterrupt under record"
+"$PLAN_DIGEST" "$WORK/interrupted.plan" >"$WORK/interrupted.digest" || fail "interrupted: bad plan"
+grep -q '^image .*python3' "$WORK/interrupted.digest" || fail "python3 stopped by ^C left no plan"
 echo "all real programs behave identically under record and replay"

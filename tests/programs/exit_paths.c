@@ -1,7 +1,10 @@
 /* Allocates from a few call sites, then leaves the process in the way named by
- * argv[1]: return, exit, _exit, _Exit, abort, segv, term (SIGTERM to itself),
- * exec (execv /bin/true), or execlp (execlp true). Every way must leave a complete
- * plan behind when recorded. Keeps ALLOCS blocks live at the end (never freed). */
+ * argv[1]: return, exit, _exit, _Exit, abort, segv, term (SIGTERM to itself), int
+ * (SIGINT, as ^C sends it), exec (execv /bin/true), or execlp (execlp true). Every
+ * way must leave a complete plan behind when recorded. Keeps ALLOCS blocks live at
+ * the end (never freed). With "dispositions" it prints what sigaction and signal
+ * report for the signals that end a process, which must read the same with memplan
+ * as without, and returns. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +19,20 @@ static __attribute__((noinline)) void *keep(size_t n)
 	return malloc(n);
 }
 
+static void print_dispositions(void)
+{
+	static const int sigs[] = {SIGINT, SIGQUIT, SIGTERM, SIGSEGV, SIGPIPE};
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+		sigaction(sigs[i], NULL, &old);
+		printf("%d sigaction %s\n", sigs[i], old.sa_handler == SIG_DFL ? "default" : "set");
+	}
+	/* signal() replaces the disposition and says what it was. */
+	printf("signal %s\n", signal(SIGINT, SIG_IGN) == SIG_DFL ? "default" : "set");
+	printf("then %s\n", signal(SIGINT, SIG_DFL) == SIG_IGN ? "ignored" : "other");
+}
+
 int main(int argc, char **argv)
 {
 	const char *how = argc > 1 ? argv[1] : "return";
@@ -27,6 +44,8 @@ int main(int argc, char **argv)
 		live[i] = keep(1000 + (size_t)i);
 		memset(live[i], i, 1000 + (size_t)i);
 	}
+	if (!strcmp(how, "dispositions"))
+		print_dispositions();
 	fflush(stdout);
 	if (!strcmp(how, "exit"))
 		exit(3);
@@ -40,6 +59,8 @@ int main(int argc, char **argv)
 		raise(SIGSEGV);
 	if (!strcmp(how, "term"))
 		raise(SIGTERM);
+	if (!strcmp(how, "int"))
+		raise(SIGINT);
 	if (!strcmp(how, "exec")) {
 		char *args[] = {"true", NULL};
 		execv("/bin/true", args);

@@ -1,0 +1,102 @@
+/* memplan's hidden hook on fatal signals, see signal_hook.h. */
+#define _GNU_SOURCE
+#include "signal_hook.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "real_libc.h"
+
+#define MEMPLAN_EXPORT __attribute__((visibility("default")))
+
+/* The signals whose default action ends the process. SIGINT and SIGQUIT too: with
+ * the hook hidden, even a program that looks at them (CPython, shells) behaves as
+ * if memplan were not there, and a C program stopped by ^C still leaves a plan. */
+static const int fatal_signals[] = {SIGINT,  SIGQUIT, SIGSEGV, SIGBUS,  SIGFPE,
+				    SIGILL,  SIGABRT, SIGTRAP, SIGSYS,  SIGTERM,
+				    SIGHUP,  SIGPIPE, SIGXCPU, SIGXFSZ, SIGALRM,
+				    SIGUSR1, SIGUSR2};
+
+/* Whether memplan's handler is in place for a signal where the program has the
+ * default disposition. */
+static atomic_bool hooked[NSIG];
+/* memplan's handler as installed; no sa_handler until signal_hook_install. */
+static struct sigaction hook;
+
+static bool is_fatal(int sig)
+{
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		if (fatal_signals[i] == sig)
+			return true;
+	return false;
+}
+
+static bool is_hooked(int sig)
+{
+	return sig > 0 && sig < NSIG && atomic_load_explicit(&hooked[sig], memory_order_relaxed);
+}
+
+/* Whether act asks for the default disposition of a signal memplan hooks: it then
+ * gets memplan's handler, which ends the process as the default would, after
+ * writing the plan. (CPython, stopped by ^C, sets SIGINT back to the default and
+ * sends it to itself, with no exit handler run.) */
+static bool wants_hooked_default(int sig, const struct sigaction *act)
+{
+	return hook.sa_handler && act && act->sa_handler == SIG_DFL &&
+	       !(act->sa_flags & SA_SIGINFO) && is_fatal(sig);
+}
+
+void signal_hook_install(void (*handler)(int))
+{
+	hook.sa_handler = handler;
+	hook.sa_flags = SA_RESETHAND | SA_NODEFER | SA_RESTART;
+	sigemptyset(&hook.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		int sig = fatal_signals[i];
+		struct sigaction old;
+		/* Leave alone whatever the program (or its parent) chose. */
+		if (real_libc()->sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		    !(old.sa_flags & SA_SIGINFO) && real_libc()->sigaction(sig, &hook, NULL) == 0)
+			atomic_store(&hooked[sig], true);
+	}
+}
+
+/* The disposition the program would see without memplan: the default. */
+static void report_default(struct sigaction *old)
+{
+	memset(old, 0, sizeof(*old));
+	old->sa_handler = SIG_DFL;
+	sigemptyset(&old->sa_mask);
+}
+
+MEMPLAN_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	bool was_hooked = is_hooked(sig), hook_it = wants_hooked_default(sig, act);
+	int r;
+
+	if (!was_hooked && !hook_it)
+		return real_libc()->sigaction(sig, act, old);
+	r = real_libc()->sigaction(sig, hook_it ? &hook : act, old);
+	if (r < 0)
+		return r;
+	if (old && was_hooked)
+		report_default(old);
+	if (act)
+		atomic_store(&hooked[sig], hook_it);
+	return r;
+}
+
+MEMPLAN_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	struct sigaction act = {.sa_handler = handler, .sa_flags = SA_RESTART}, old;
+
+	if (!is_hooked(sig) && !(handler == SIG_DFL && hook.sa_handler && is_fatal(sig)))
+		return real_libc()->signal(sig, handler);
+	/* glibc's signal is sigaction with SA_RESTART and an empty mask. */
+	sigemptyset(&act.sa_mask);
+	if (sigaction(sig, &act, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}

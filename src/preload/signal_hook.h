@@ -1,0 +1,17 @@
+/* memplan's hook on the signals that end a process, kept out of the program's sight.
+ *
+ * To write the plan when a signal ends the process, memplan handles each signal
+ * whose default action ends it, where the program has left that default. Programs
+ * look at those dispositions: CPython turns ^C into KeyboardInterrupt only if
+ * SIGINT was at its default when it started, and shells decide how to treat
+ * signals from what they inherit. So sigaction and signal are interposed: while
+ * memplan's handler is in place, asking gets the answer "default"; a program that
+ * sets a disposition of its own replaces memplan's handler, as it would have
+ * replaced the default; and one that sets the default back gets memplan's handler
+ * again, hidden the same way. (bsd_signal, sysv_signal and sigset are not
+ * interposed: a program using them sees memplan's handler.) */
+#pragma once
+
+/* Installs handler (with SA_RESETHAND, so that it runs once) for every such signal
+ * that is at its default. Call once, at start-up, before the program runs. */
+void signal_hook_install(void (*handler)(int));
