@@ -190,6 +190,24 @@ static enum preload_mode read_environment(void)
 		preload_config.plan_seconds = d;
 	}
 
+	/* A recording holds about this many bytes per allocation at its peak (the log
+	 * of ended blocks, and the table and file built from it at exit): by default
+	 * it stops before it would take a quarter of the machine's memory. */
+	const uint64_t recorded_alloc_bytes = 128;
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	preload_config.max_allocs = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 /
+								 recorded_alloc_bytes
+							   : UINT64_C(1) << 26;
+	s = getenv("MEMPLAN_MAX_ALLOCS");
+	if (s && *s) {
+		if (!parse_unsigned(s, 1, 1ul << 40, &v)) {
+			log_error("MEMPLAN_MAX_ALLOCS='", s,
+				  "' is not a whole number from 1 to 2^40; running on libc", NULL);
+			return PRELOAD_OFF;
+		}
+		preload_config.max_allocs = v;
+	}
+
 	s = getenv("MEMPLAN_PREFAULT");
 	preload_config.prefault = s && strcmp(s, "1") == 0;
 

@@ -37,6 +37,8 @@ static struct recording recording;
 static uint64_t alloc_calls_locked;
 static _Atomic uint64_t alloc_calls;
 static bool recording_on;
+/* Allocations after MEMPLAN_MAX_ALLOCS are not recorded (said once). */
+static bool limit_reached;
 
 /* Each thread's lane (recording.h), numbered in the order threads first allocate,
  * found by the thread's lineage name; plus one, 0 until it is known. */
@@ -146,9 +148,22 @@ static bool know_site(uint32_t site)
 	return true;
 }
 
-/* know_site, for a site the calling thread allocates from: its lane is the thread's. */
+/* know_site, for a site the calling thread allocates from: its lane is the thread's.
+ * False also once the recording is full. */
 static bool know_own_site(uint32_t site)
 {
+	if (recording.entry_count >= preload_config.max_allocs) {
+		if (!limit_reached) { /* said now: at exit, stderr may be closed already */
+			char n[21];
+			log_error(preload_config.plan_path, ": recording stopped after ",
+				  log_u64(n, preload_config.max_allocs),
+				  " allocations (MEMPLAN_MAX_ALLOCS); the plan covers the run until "
+				  "then",
+				  NULL);
+		}
+		limit_reached = true;
+		return false;
+	}
 	return know_site(site) && recording_site_lane(&recording, site, thread_lane()) == 0;
 }
 
@@ -203,7 +218,9 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 	pthread_mutex_lock(&record_mutex);
 	if (new_p)
 		alloc_calls_locked++;
-	if (recording_on && (site == RECORDING_NO_SITE || know_own_site(site)))
+	if (recording_on && site != RECORDING_NO_SITE && !know_own_site(site))
+		site = RECORDING_NO_SITE; /* the old block still ends */
+	if (recording_on)
 		recording_realloc_done(&recording, token, (uintptr_t)old, (uintptr_t)new_p,
 				       size, site);
 	pthread_mutex_unlock(&record_mutex);
@@ -281,6 +298,7 @@ int record_finish(bool from_signal)
 	if (r < 0)
 		log_error(preload_config.plan_path, ": cannot write the plan: ", strerror(-r),
 			  NULL);
+
 	__libc_free(strings);
 	free(planned_sites);
 	free(entries);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bad input gets one clear line on stderr and the program runs normally on libc:
-# an unwritable plan path, a bad MEMPLAN_DEPTH, an unknown MEMPLAN_MODE, and
+# an unwritable plan path, a bad MEMPLAN_DEPTH or MEMPLAN_MAX_ALLOCS, an unknown
+# MEMPLAN_MODE, a recording that reaches MEMPLAN_MAX_ALLOCS, and
 # truncated, corrupt, foreign, empty and future-version plans (raw LD_PRELOAD form
 # and through the CLI).
 . "$(dirname "$0")/lib.sh"
@@ -33,6 +34,14 @@ for depth in abc 0 65 -3 ""5x; do
 done
 [ ! -e "$WORK/d.plan" ] || fail "a plan was written despite a bad MEMPLAN_DEPTH"
 raw bad-mode "MEMPLAN_MODE='bogus' is not record, replay or off" MEMPLAN_MODE=bogus MEMPLAN_PLAN="$WORK/x.plan"
+raw bad-max "MEMPLAN_MAX_ALLOCS='lots' is not a whole number" \
+  MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/m.plan" MEMPLAN_MAX_ALLOCS=lots
+# A recording that reaches its limit says so once, and plans what came before.
+raw max-allocs "m.plan: recording stopped after 20 allocations" \
+  MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/m.plan" MEMPLAN_MAX_ALLOCS=20
+"$PLAN_DIGEST" "$WORK/m.plan" >"$WORK/m.digest" || fail "max-allocs: bad plan"
+entries=$(awk '$1 == "image" { print $NF }' "$WORK/m.digest")
+[ "$entries" -eq 20 ] || fail "max-allocs: $entries entries instead of 20"
 raw no-plan-var "needs MEMPLAN_PLAN" MEMPLAN_MODE=replay
 
 # A good plan, then broken copies of it.
