@@ -16,10 +16,11 @@
  *     level held. So a fine and a coarse hold of one word are never both passed
  *     at once: in the single order of seq_cst operations, the claim with the
  *     later CAS loads after both CASes and, if the other still holds, sees it.
- *     (Both may fail: a miss, the caller uses libc.) Shortcut: a fine claim whose CAS found a start bit in the
- *     word skips its load; that start is a block that passed and still holds the
- *     word at the fine level, so no passed coarse hold overlaps it (by induction
- *     on the order of passing), and a coarse claim after our CAS sees us.
+ *     (Both may fail: a miss, the caller uses libc.) Shortcut: a fine claim
+ *     whose CAS found a start bit in the word skips its load; that start is a
+ *     block that passed and still holds the word at the fine level, so no passed
+ *     coarse hold overlaps it (by induction on the order of passing), and a
+ *     coarse claim after our CAS sees us.
  *  2. A claim sets its end bit, then its start bit, each only once every check
  *     up to it passed (in the shortcut, in the taking CAS itself). A release
  *     clears the start bit first, and the end bit together with the occupied
