@@ -153,8 +153,8 @@ static void live_give(struct recording *rec, uint32_t i)
 }
 
 /* What the address map holds for a block: its live slot, lane and range, so that
- * all can be loaded at once when it ends. Never RECORDING_NO_TOKEN (lanes are
- * fewer than 64). */
+ * all can be loaded at once when it ends. Never RECORDING_NO_TOKEN: live slots
+ * stay below 2^31. */
 static uint64_t handle_of(uint32_t i, uint32_t lane, uint32_t range)
 {
 	return (uint64_t)(lane << RANGE_BITS | range) << 32 | i;
