@@ -120,6 +120,13 @@ static int image_validate_tables(const struct plan_image *im, uint32_t index, ch
 	return 0;
 }
 
+static bool has_size_class(const struct plan_image_record *r, uint64_t size)
+{
+	unsigned c = plan_size_class(size);
+
+	return r->size_classes[c / 64] >> (c % 64) & 1;
+}
+
 /* Checks entry i of an image (occurrence k of site s): what replay relies on. */
 static int entry_validate(const struct plan_image_record *r, uint32_t index, uint32_t s, uint64_t k,
 			  uint64_t i, const struct plan_entry *e, char *why, size_t why_len)
@@ -148,6 +155,10 @@ static int entry_validate(const struct plan_image_record *r, uint32_t index, uin
 	if (e->flags)
 		return fail(why, why_len, -EINVAL, "image %u: entry %llu has reserved flags set",
 			    index, (unsigned long long)i);
+	if (!has_size_class(r, e->size_bytes))
+		return fail(why, why_len, -EINVAL,
+			    "image %u: entry %llu has a size the image does not list", index,
+			    (unsigned long long)i);
 	return 0;
 }
 
@@ -241,17 +252,23 @@ int plan_image_entries(const struct plan_image *im, struct plan_entry **out)
 }
 
 static int validate(const void *buf, size_t len, char *why, size_t why_len,
-		    const struct plan_file_stream *stream);
+		    const struct plan_file_stream *stream, bool entries);
 
 int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len)
 {
-	return validate(buf, len, why, why_len, NULL);
+	return validate(buf, len, why, why_len, NULL, true);
 }
 
 int plan_file_validate_streaming(const void *buf, size_t len, char *why, size_t why_len,
 				 const struct plan_file_stream *stream)
 {
-	return validate(buf, len, why, why_len, stream);
+	return validate(buf, len, why, why_len, stream, true);
+}
+
+int plan_file_validate_tables(const void *buf, size_t len, char *why, size_t why_len,
+			      const struct plan_file_stream *stream)
+{
+	return validate(buf, len, why, why_len, stream, false);
 }
 
 /* The block table: block_count + 1 offsets, rising, from 0 to entries_bytes. */
@@ -393,7 +410,7 @@ static int entries_advance(const void *buf, size_t read_end, struct entry_cursor
  * other, as a corrupt file is best reported as such, so the hashing goes on to the
  * end after a failure. */
 static int validate(const void *buf, size_t len, char *why, size_t why_len,
-		    const struct plan_file_stream *stream)
+		    const struct plan_file_stream *stream, bool entries)
 {
 	const struct plan_file_header *h = buf;
 	struct entry_cursor cursor = {0};
@@ -426,7 +443,7 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 
 	const uint64_t expected = h->checksum;
 	r = tables_validate(buf, len, why, why_len);
-	if (r == 0)
+	if (r == 0 && entries)
 		cursor_start(buf, &cursor, 0);
 	XXH3_64bits_reset(&state);
 	for (size_t at = CHECKSUM_START; at < len;) {
@@ -511,6 +528,16 @@ static void layout_free(struct layout *l)
 	free(l->pieces);
 }
 
+/* Sets image->record.size_classes from its (decoded) entries. */
+static void list_size_classes(struct plan_image *image)
+{
+	memset(image->record.size_classes, 0, sizeof(image->record.size_classes));
+	for (uint64_t i = 0; i < image->record.entry_count; i++) {
+		unsigned c = plan_size_class(image->entries[i].size_bytes);
+		image->record.size_classes[c / 64] |= UINT64_C(1) << (c % 64);
+	}
+}
+
 /* Encodes an image's decoded entries, site by site, a block at a time, into
  * *blocks_out (block_count + 1 offsets) and *encoded_out; returns the encoded size
  * or a negative errno. */
@@ -551,11 +578,6 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 	int r;
 
 	memset(l, 0, sizeof(*l));
-	for (uint32_t i = 0; i < image_count; i++) {
-		r = image_validate(&images[i], i, NULL, 0);
-		if (r < 0)
-			return r;
-	}
 	l->image_count = image_count;
 	l->records = calloc(image_count ? image_count : 1, sizeof(*l->records));
 	l->blocks = calloc(image_count ? image_count : 1, sizeof(*l->blocks));
@@ -564,6 +586,18 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 	if (!l->records || !l->blocks || !l->encoded || !l->pieces) {
 		layout_free(l);
 		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < image_count; i++) {
+		struct plan_image im = images[i];
+		/* Size classes come from the entries; an image from the reader has them. */
+		if (im.entries)
+			list_size_classes(&im);
+		r = image_validate(&im, i, NULL, 0);
+		if (r < 0) {
+			layout_free(l);
+			return r;
+		}
+		l->records[i] = im.record;
 	}
 	memcpy(h->magic, PLAN_FILE_MAGIC, sizeof(h->magic));
 	h->version = PLAN_FILE_VERSION;
@@ -579,7 +613,6 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 		const uint64_t *blocks = im->blocks;
 		const uint8_t *encoded = im->encoded_entries;
 
-		*rec = im->record;
 		if (im->entries) {
 			int64_t bytes = encode_entries(im, &l->blocks[i], &l->encoded[i]);
 			if (bytes < 0) {

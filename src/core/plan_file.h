@@ -48,6 +48,19 @@ struct plan_file_header {
 };
 static_assert(sizeof(struct plan_file_header) == 64, "header layout");
 
+/* Sizes fall in classes (16-byte steps up to 4 KiB, then four per power of two),
+ * and an image lists the classes its entries use, so that replay can send a
+ * request of any other size to libc without looking for its call site. */
+#define PLAN_SIZE_CLASSES 512
+
+static inline unsigned plan_size_class(uint64_t size)
+{
+	if (size <= 4096)
+		return (unsigned)((size + 15) / 16);
+	unsigned e = 63u - (unsigned)__builtin_clzll(size);
+	return 257u + (e - 12u) * 4u + (unsigned)((size >> (e - 2)) & 3u);
+}
+
 struct plan_image_record {
 	uint64_t exe_key;  /* hash of the executable's build-id, or of its path */
 	uint64_t args_key; /* hash of argv */
@@ -73,8 +86,9 @@ struct plan_image_record {
 	uint64_t entries_offset; /* the encoded entries */
 	uint64_t entries_bytes;
 	uint64_t blocks_offset; /* block_count + 1 offsets into the encoded entries */
+	uint64_t size_classes[PLAN_SIZE_CLASSES / 64]; /* bit c: an entry of class c */
 };
-static_assert(sizeof(struct plan_image_record) == 152, "image record layout");
+static_assert(sizeof(struct plan_image_record) == 216, "image record layout");
 
 struct plan_module {
 	uint64_t key;	      /* hash of the build-id, or of the path when there is none */
@@ -171,6 +185,15 @@ struct plan_file_stream {
  * mapped can give pages back, and look at the entries while they are in cache. */
 int plan_file_validate_streaming(const void *buf, size_t len, char *why, size_t why_len,
 				 const struct plan_file_stream *stream);
+
+/* Everything plan_file_validate checks but the entries themselves: the header, the
+ * checksum, every table and the block table. A buffer that passes can be indexed
+ * like a fully validated one, but each block must be checked when it is decoded
+ * (entry_codec_decode, then the entry's bounds): replay does this, a block at a
+ * time, so that a plan of millions of entries is not decoded twice. stream->entries
+ * is not called. */
+int plan_file_validate_tables(const void *buf, size_t len, char *why, size_t why_len,
+			      const struct plan_file_stream *stream);
 
 /* The header of a validated buffer. */
 const struct plan_file_header *plan_file_header(const void *buf);

@@ -44,7 +44,6 @@ static const char *const miss_names[MISS_COUNT] = {
     "size_too_large", "alignment",	"slot_busy",	"plan_unreadable",
 };
 
-#define SIZE_CLASSES 512
 
 struct site_index {
 	uint64_t key;
@@ -56,7 +55,7 @@ static struct plan_image image;
 static bool have_image;
 static struct site_index *sites_by_key;
 static _Atomic uint32_t *occurrences; /* per site: the next occurrence number */
-static uint64_t size_class_bits[SIZE_CLASSES / 64];
+static uint64_t size_class_bits[PLAN_SIZE_CLASSES / 64]; /* the image's */
 
 /* Statistics, counted per thread so that the hot path takes no shared cache line:
  * each thread's block is linked into a list once and never freed, and the totals
@@ -114,17 +113,9 @@ static _Atomic int64_t libc_live_bytes, libc_peak_bytes;
 static atomic_flag finished = ATOMIC_FLAG_INIT;
 
 /* Small sizes by 16-byte steps; above 4 KiB, four classes per power of two. */
-static unsigned size_class(uint64_t size)
-{
-	if (size <= 4096)
-		return (unsigned)((size + 15) / 16);
-	unsigned e = 63u - (unsigned)__builtin_clzll(size);
-	return 257u + (e - 12u) * 4u + (unsigned)((size >> (e - 2)) & 3u);
-}
-
 static bool size_planned(uint64_t size)
 {
-	unsigned c = size_class(size);
+	unsigned c = plan_size_class(size);
 	return size_class_bits[c / 64] >> (c % 64) & 1;
 }
 
@@ -183,31 +174,6 @@ static uint32_t matching_image(const void *plan)
 	return UINT32_MAX;
 }
 
-/* Validation reads each entry once, in file order: the size classes of this
- * process's image are noted then, while the entries are in cache. */
-struct plan_scan {
-	bool looked; /* for the matching image */
-	uint32_t image;
-};
-
-static void note_entries(uint32_t i, const struct plan_entry *e, uint64_t count, void *ctx)
-{
-	struct plan_scan *scan = ctx;
-
-	if (!scan->looked) { /* the image table has been checked by now */
-		scan->image = matching_image(plan_map);
-		scan->looked = true;
-	}
-	if (i != scan->image)
-		return;
-	for (uint64_t k = 0; k < count; k++) {
-		unsigned c = size_class(e[k].size_bytes);
-		/* Mostly set already: testing first spares a store per entry. */
-		if (!(size_class_bits[c / 64] >> (c % 64) & 1))
-			size_class_bits[c / 64] |= UINT64_C(1) << (c % 64);
-	}
-}
-
 /* Maps and validates the plan file; returns the mapping or NULL after reporting. */
 static const void *map_plan(size_t *len)
 {
@@ -236,11 +202,11 @@ static const void *map_plan(size_t *len)
 		return NULL;
 	}
 	plan_map = map;
-	struct plan_scan scan = {false, UINT32_MAX};
-	const struct plan_file_stream stream = {give_back, note_entries, &scan};
-	r = plan_file_validate_streaming(map, (size_t)st.st_size, why, sizeof(why), &stream);
+	/* The entries are checked a block at a time as replay reads them (see
+	 * window_refill), so that a big plan is not decoded twice. */
+	const struct plan_file_stream stream = {give_back, NULL, NULL};
+	r = plan_file_validate_tables(map, (size_t)st.st_size, why, sizeof(why), &stream);
 	if (r < 0) {
-		memset(size_class_bits, 0, sizeof(size_class_bits)); /* from a file refused */
 		munmap(map, (size_t)st.st_size);
 		close(fd);
 		log_error(path, ": ", why, "; running on libc", NULL);
@@ -276,6 +242,7 @@ static int index_image(void)
 		return -ENOMEM;
 	memcpy(block_offsets, image.blocks, (blocks + 1) * sizeof(uint64_t));
 	entries_file_offset = r->entries_offset;
+	memcpy(size_class_bits, r->size_classes, sizeof(size_class_bits));
 	for (uint32_t s = 0; s < r->site_count; s++) {
 		struct site_index *found, *item;
 		HASH_FIND(hh, sites_by_key, &image.sites[s].key, sizeof(uint64_t), found);
@@ -336,9 +303,12 @@ void replay_count_call(void)
  * would pile up in the program's resident set. Each site instead reads its
  * entries with pread, a block of them (PLAN_BLOCK_ENTRIES, entry_codec.h) at a
  * time, in occurrence order, into a shared staging buffer, decodes and checks
- * them (pread went around the plan's validation) and keeps what replay needs of
- * them, 16 bytes each, in a window of its own (allocated when the site is first
- * used).
+ * them, and keeps what replay needs of them, 16 bytes each, in a window of its
+ * own (allocated when the site is first used). This is where entries are
+ * checked: start-up validated everything but them (plan_file_validate_tables),
+ * and the checksum already vouches for their bytes. A block that does not decode,
+ * or an entry outside the arena, is never served: such a plan was not written by
+ * memplan, and the arena check keeps even those safe.
  *
  * Refills are serialised by windows_lock, which also guards the staging buffer.
  * Reading a window takes no lock: it is a sequence lock. A refill makes seq odd,

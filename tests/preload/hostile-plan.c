@@ -3,13 +3,36 @@
  * overlap in space. Replay must notice at run time and never hand out
  * overlapping live blocks. usage: hostile-plan IN OUT MODE, MODE one of
  *   zero:    every entry at offset 0;
- *   shuffle: every entry at a pseudo-random granule offset inside the arena. */
+ *   shuffle: every entry at a pseudo-random granule offset inside the arena;
+ *   badblocks: the entries left as they are, but every other block of encoded
+ *            entries made undecodable (a reserved flag), the checksum made
+ *            valid again: the tables pass, the blocks do not. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "atomic_file.h"
 #include "plan_file.h"
+
+/* Sets a reserved flag in the first entry of every other block, and reseals. */
+static void break_blocks(char *buf, size_t len)
+{
+	struct plan_file_header *h = (struct plan_file_header *)buf;
+
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		struct plan_image im;
+		uint64_t blocks = 0;
+		plan_file_image(buf, i, &im);
+		for (uint32_t s = 0; s < im.record.site_count; s++)
+			blocks += plan_site_blocks(im.sites[s].entry_count);
+		for (uint64_t b = 0; b < blocks; b += 2)
+			buf[im.record.entries_offset + im.blocks[b] + 4] |= 0x40; /* after the widths */
+	}
+	h->checksum = XXH3_64bits(buf + 32, len - 32);
+}
 
 int main(int argc, char **argv)
 {
@@ -18,8 +41,9 @@ int main(int argc, char **argv)
 	size_t len, out_len;
 	uint64_t seed = 42;
 
-	if (argc != 4 || (strcmp(argv[3], "zero") && strcmp(argv[3], "shuffle"))) {
-		fprintf(stderr, "usage: hostile-plan IN OUT zero|shuffle\n");
+	if (argc != 4 ||
+	    (strcmp(argv[3], "zero") && strcmp(argv[3], "shuffle") && strcmp(argv[3], "badblocks"))) {
+		fprintf(stderr, "usage: hostile-plan IN OUT zero|shuffle|badblocks\n");
 		return 2;
 	}
 	if (plan_file_load(argv[1], &buf, &len, why, sizeof(why)) < 0) {
@@ -41,6 +65,10 @@ int main(int argc, char **argv)
 				biggest = entries[e].size_bytes;
 		uint64_t arena =
 		    (biggest + 2 * PLAN_MAX_ALIGN_BYTES) & ~(uint64_t)(PLAN_MAX_ALIGN_BYTES - 1);
+		if (!strcmp(argv[3], "badblocks")) {
+			images[i].entries = entries;
+			continue;
+		}
 		for (uint64_t e = 0; e < count; e++) {
 			uint64_t room = arena - entries[e].size_bytes, off = 0;
 			if (!strcmp(argv[3], "shuffle")) {
@@ -56,8 +84,13 @@ int main(int argc, char **argv)
 		images[i].entries = entries;
 		images[i].record.arena_bytes = arena;
 	}
-	if (plan_file_serialize(images, n, plan_file_header(buf)->record_id, &out, &out_len) < 0 ||
-	    atomic_file_write(argv[2], out, out_len) < 0) {
+	if (plan_file_serialize(images, n, plan_file_header(buf)->record_id, &out, &out_len) < 0) {
+		fprintf(stderr, "hostile-plan: cannot serialise the plan\n");
+		return 1;
+	}
+	if (!strcmp(argv[3], "badblocks"))
+		break_blocks(out, out_len);
+	if (atomic_file_write(argv[2], out, out_len) < 0) {
 		fprintf(stderr, "hostile-plan: cannot write %s\n", argv[2]);
 		return 1;
 	}

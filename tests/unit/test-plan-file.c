@@ -121,6 +121,10 @@ static void serialize_raw(const struct plan_entry *e, void **buf, size_t *len)
 	blocks[0] = 0;
 	blocks[1] = (uint64_t)n0;
 	blocks[2] = (uint64_t)(n0 + n1);
+	for (int k = 0; k < 3; k++) {
+		unsigned c = plan_size_class(e[k].size_bytes);
+		im.record.size_classes[c / 64] |= UINT64_C(1) << (c % 64);
+	}
 	im.entries = NULL;
 	im.blocks = blocks;
 	im.encoded_entries = encoded;
@@ -198,7 +202,28 @@ static void entries_bytes_short(char *buf)
 
 static void entry_reserved_flag(char *buf)
 {
-	buf[record_of(buf)->entries_offset] |= 0x40;
+	buf[record_of(buf)->entries_offset + 4] |= 0x40; /* past the widths: a flags byte */
+}
+
+static void size_classes_missing(char *buf)
+{
+	memset(record_of(buf)->size_classes, 0, sizeof(record_of(buf)->size_classes));
+}
+
+/* Validates the tables only (as replay does at start-up). */
+static int validate_tables_mutated(void (*mutate_file)(char *buf))
+{
+	char why[256] = "";
+	void *buf;
+	size_t len;
+	int r;
+
+	serialize_raw(entries, &buf, &len);
+	mutate_file(buf);
+	reseal(buf, len);
+	r = plan_file_validate_tables(buf, len, why, sizeof(why), NULL);
+	free(buf);
+	return r;
 }
 
 static void frame_bad_module(char *buf)
@@ -296,6 +321,13 @@ int main(void)
 	CHECK(validate_mutated(NULL, table_out_of_file) == -EINVAL);
 	CHECK(validate_mutated(NULL, count_overflow) == -EINVAL);
 	CHECK(validate_mutated(NULL, path_without_nul) == -EINVAL);
+	CHECK(validate_mutated(NULL, size_classes_missing) == -EINVAL);
+
+	/* Replay's start-up check leaves the entries to be checked as they are read,
+	 * but not the tables around them. */
+	CHECK(validate_tables_mutated(entry_reserved_flag) == 0);
+	CHECK(validate_tables_mutated(blocks_out_of_order) == -EINVAL);
+	CHECK(validate_tables_mutated(frame_bad_module) == -EINVAL);
 
 	/* The writer refuses what the reader would refuse. */
 	entries[1].offset_bytes = 192;
