@@ -54,7 +54,6 @@ struct site_index {
 static struct plan_image image;
 static bool have_image;
 static struct site_index *sites_by_key;
-static _Atomic uint32_t *occurrences; /* per site: the next occurrence number */
 static uint64_t size_class_bits[PLAN_SIZE_CLASSES / 64]; /* the image's */
 
 /* Statistics, counted per thread so that the hot path takes no shared cache line:
@@ -228,10 +227,9 @@ static int index_image(void)
 
 	uint64_t blocks = 0;
 
-	occurrences = __libc_calloc(r->site_count ? r->site_count : 1, sizeof(*occurrences));
 	windows = __libc_calloc(r->site_count ? r->site_count : 1, sizeof(*windows));
 	site_first_block = __libc_malloc((r->site_count ? r->site_count : 1) * sizeof(uint64_t));
-	if (!occurrences || !windows || !site_first_block)
+	if (!windows || !site_first_block)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < r->site_count; s++) {
 		site_first_block[s] = blocks;
@@ -322,8 +320,12 @@ struct slot {
 };
 #define UNUSABLE UINT64_MAX
 
+/* Each window sits on cache lines of its own, and holds its site's occurrence
+ * counter: a site belongs to one thread (its key holds the thread's name), so
+ * threads counting their own sites never bounce a shared line between cores. */
 struct entry_window {
-	_Atomic uint64_t seq;	/* odd while a refill rewrites the window */
+	_Atomic uint32_t next_occurrence; /* the site's */
+	_Atomic uint64_t seq;		  /* odd while a refill rewrites the window */
 	_Atomic uint64_t first; /* occurrence number of slots[0] */
 	_Atomic uint64_t count; /* slots filled */
 	uint64_t capacity;	/* WINDOW_ENTRIES, or fewer for a site with fewer entries */
@@ -350,8 +352,10 @@ static struct entry_window *window_of(uint32_t site, const struct plan_site *s)
 	if (!w) {
 		uint64_t capacity =
 		    s->entry_count < WINDOW_ENTRIES ? s->entry_count : WINDOW_ENTRIES;
-		w = __libc_calloc(1, sizeof(*w) + capacity * sizeof(w->slots[0]));
+		size_t bytes = (sizeof(*w) + capacity * sizeof(w->slots[0]) + 63) / 64 * 64;
+		w = __libc_memalign(64, bytes);
 		if (w) {
+			memset(w, 0, bytes);
 			w->capacity = capacity;
 			atomic_store_explicit(&windows[site], w, memory_order_release);
 		}
@@ -421,14 +425,11 @@ static bool window_refill(struct entry_window *w, uint32_t site, const struct pl
 
 /* Occurrence k of site s into *out. Returns false if the plan can no longer be
  * read or the entry does not pass the checks. */
-static bool read_entry(uint32_t site, const struct plan_site *s, uint64_t k,
-		       struct entry_place *out)
+static bool read_entry(struct entry_window *w, uint32_t site, const struct plan_site *s,
+		       uint64_t k, struct entry_place *out)
 {
-	struct entry_window *w = window_of(site, s);
 	bool ok;
 
-	if (!w)
-		return false;
 	if (window_lookup(w, k, out))
 		return true;
 	pthread_mutex_lock(&windows_lock);
@@ -475,21 +476,25 @@ static bool next_entry(size_t size, struct entry_place *e)
 		return false;
 	}
 	const struct plan_site *s = &image.sites[site];
+	struct entry_window *w = window_of(site, s);
+	if (!w) {
+		miss(MISS_PLAN_UNREADABLE);
+		return false;
+	}
 	uint32_t occurrence =
-	    atomic_fetch_add_explicit(&occurrences[site], 1, memory_order_relaxed);
+	    atomic_fetch_add_explicit(&w->next_occurrence, 1, memory_order_relaxed);
 	if (occurrence >= s->entry_count) {
 		miss(MISS_OCCURRENCE_BEYOND);
 		return false;
 	}
-	if (!read_entry(site, s, occurrence, e)) {
+	if (!read_entry(w, site, s, occurrence, e)) {
 		miss(MISS_PLAN_UNREADABLE);
 		return false;
 	}
 	/* The site's next block is likely the next thing this code allocates: start
 	 * fetching what claiming it will touch while the program works. */
 	struct entry_place next;
-	struct entry_window *w = atomic_load_explicit(&windows[site], memory_order_acquire);
-	if (w && window_lookup(w, occurrence + 1, &next))
+	if (window_lookup(w, occurrence + 1, &next))
 		arena_prefetch(next.offset_bytes);
 	return true;
 }
