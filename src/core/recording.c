@@ -3,11 +3,13 @@
 #include "recording.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "entry_codec.h"
 #include "plan_builder.h"
 
 #define NO_LIVE	    UINT32_MAX
@@ -305,6 +307,8 @@ static int continue_in_place(struct recording *rec, uint32_t i, uint64_t size, u
 	    .size = size,
 	    .t_start = rec->clock++,
 	    .t_end = PLAN_T_INFINITY,
+	    .root_offset = offset_allocator_offset(&rec->lanes[rec->sites[b->site].lane].offsets,
+						   b->range),
 	    .site = site,
 	    .occurrence = (uint32_t)rec->sites[site].count++,
 	    .root_site = b->site,
@@ -349,26 +353,46 @@ void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
 	end_block(rec, token);
 }
 
-/* Packs the entries again with the planner proper when that gives a smaller arena. */
-static int improve(struct plan_image *image, const struct planner_options *opt,
-		   struct plan_entry **entries)
-{
-	struct plan_image trial = *image;
-	struct plan_entry *replanned;
-	int r;
+/* Where each site's records lie in a list grouped by site: order[start[s] ..
+ * start[s + 1]) are the indices, in list order, of site s's records. */
+struct by_site {
+	uint64_t *start, *order;
+};
 
-	r = plan_builder_replan(&trial, opt, &replanned);
-	if (r < 0)
-		return r;
-	if (trial.record.arena_bytes < image->record.arena_bytes) {
-		free(*entries);
-		*entries = replanned;
-		image->entries = replanned;
-		image->record.arena_bytes = trial.record.arena_bytes;
-	} else {
-		free(replanned);
+/* Groups n records of a list by the 32-bit site at offset site_at of each
+ * stride-byte record (a counting sort; RECORDING_NO_SITE records are left out). */
+static int group_by_site(const void *list, uint64_t n, size_t stride, size_t site_at,
+			 uint32_t site_count, struct by_site *g)
+{
+	const char *base = list;
+
+	g->start = calloc((size_t)site_count + 2, sizeof(*g->start));
+	g->order = malloc((n ? n : 1) * sizeof(*g->order));
+	if (!g->start || !g->order)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t s;
+		memcpy(&s, base + i * stride + site_at, sizeof(s));
+		if (s < site_count)
+			g->start[s + 2]++;
+	}
+	for (uint32_t s = 0; s < site_count; s++)
+		g->start[s + 2] += g->start[s + 1];
+	/* start[s + 1] is now where site s's records go; it ends up as start[s + 1]
+	 * of the next site, leaving start[] as documented. */
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t s;
+		memcpy(&s, base + i * stride + site_at, sizeof(s));
+		if (s < site_count)
+			g->order[g->start[s + 1]++] = i;
 	}
 	return 0;
+}
+
+static void by_site_free(struct by_site *g)
+{
+	free(g->start);
+	free(g->order);
 }
 
 /* Lays the lanes out one after the other, each at a multiple of its largest
@@ -385,122 +409,208 @@ static uint64_t lane_bases(const struct recording *rec, uint64_t base[RECORDING_
 	return end;
 }
 
-/* Lanes that make the arena bigger than this share of the lower bound are worth
- * packing all together instead (see recording.h). */
-#define LANES_SLACK 1.25
+/* The lists of a recording grouped by site, and what placing an entry needs. */
+struct build {
+	const struct recording *rec;
+	const struct plan_site *sites; /* with first_entry set */
+	uint64_t base[RECORDING_LANES];
+	struct by_site ended, live, in_place, aligned;
+};
 
-/* Packs all blocks together, ignoring lanes, if that is smaller. */
-static int merge_lanes(struct plan_image *image, struct plan_entry **entries)
+/* Fills entries[0 .. count of site s) with site s's entries, in occurrence order. */
+static void site_entries(const struct build *b, uint32_t s, struct plan_entry *entries)
 {
-	struct plan_image trial = *image;
-	struct plan_entry *repacked;
-	int r;
+	const struct recording *rec = b->rec;
+	uint64_t base = b->base[rec->sites[s].lane];
 
-	r = plan_builder_replan(&trial, NULL, &repacked);
-	if (r < 0)
-		return r;
-	if (trial.record.arena_bytes < image->record.arena_bytes) {
-		free(*entries);
-		*entries = repacked;
-		image->entries = repacked;
-		image->record.arena_bytes = trial.record.arena_bytes;
-	} else {
-		free(repacked);
-	}
-	return 0;
-}
-
-int recording_build(const struct recording *rec, struct plan_image *image,
-		    const struct planner_options *opt, struct plan_site **sites_out,
-		    struct plan_entry **entries_out)
-{
-	uint64_t n = rec->entry_count, first = 0, base[RECORDING_LANES] = {0};
-	uint64_t arena = lane_bases(rec, base);
-	struct plan_site *sites;
-	struct plan_entry *entries;
-	int r;
-
-	if (image->record.site_count != rec->site_count)
-		return -EINVAL;
-	sites = malloc((rec->site_count ? rec->site_count : 1) * sizeof(*sites));
-	entries = malloc((n ? n : 1) * sizeof(*entries));
-	if (!sites || !entries) {
-		free(sites);
-		free(entries);
-		return -ENOMEM;
-	}
-	for (uint32_t s = 0; s < rec->site_count; s++) {
-		sites[s] = image->sites[s];
-		sites[s].first_entry = first;
-		sites[s].entry_count = rec->sites[s].count;
-		first += rec->sites[s].count;
-	}
-	/* Every entry is in exactly one of: the log, a live slot, the in-place list. */
-	for (uint64_t k = 0; k < rec->ended_count; k++) {
-		const struct recording_ended *x = &rec->ended[k];
-		entries[sites[x->site].first_entry + x->occurrence] = (struct plan_entry){
-		    .site = x->site,
+	for (uint64_t k = b->ended.start[s]; k < b->ended.start[s + 1]; k++) {
+		const struct recording_ended *x = &rec->ended[b->ended.order[k]];
+		entries[x->occurrence] = (struct plan_entry){
+		    .site = s,
 		    .occurrence = x->occurrence,
 		    .size_bytes = x->size,
-		    .offset_bytes = base[rec->sites[x->site].lane] + x->offset,
+		    .offset_bytes = base + x->offset,
 		    .t_start = x->t_start,
 		    .t_end = x->t_end,
 		    .align_bytes = 1,
 		};
 	}
-	for (uint32_t i = 0; i < rec->live_used; i++) {
-		const struct recording_live *b = &rec->live[i];
-		if (b->site == RECORDING_NO_SITE)
-			continue;
-		entries[sites[b->site].first_entry + b->occurrence] = (struct plan_entry){
-		    .site = b->site,
-		    .occurrence = b->occurrence,
-		    .size_bytes = b->size,
-		    .offset_bytes = base[rec->sites[b->site].lane] +
-				    offset_allocator_offset(
-					&rec->lanes[rec->sites[b->site].lane].offsets, b->range),
-		    .t_start = b->t_start,
+	for (uint64_t k = b->live.start[s]; k < b->live.start[s + 1]; k++) {
+		const struct recording_live *x = &rec->live[b->live.order[k]];
+		entries[x->occurrence] = (struct plan_entry){
+		    .site = s,
+		    .occurrence = x->occurrence,
+		    .size_bytes = x->size,
+		    .offset_bytes = base + offset_allocator_offset(
+					       &rec->lanes[rec->sites[s].lane].offsets, x->range),
+		    .t_start = x->t_start,
 		    .t_end = PLAN_T_INFINITY,
 		    .align_bytes = 1,
 		};
 	}
-	for (uint64_t k = 0; k < rec->in_place_count; k++) {
-		const struct recording_in_place *ip = &rec->in_place[k];
-		uint64_t root = sites[ip->root_site].first_entry + ip->root_occurrence;
-		entries[sites[ip->site].first_entry + ip->occurrence] = (struct plan_entry){
-		    .site = ip->site,
-		    .occurrence = ip->occurrence,
-		    .size_bytes = ip->size,
-		    .offset_bytes = entries[root].offset_bytes,
-		    .t_start = ip->t_start,
-		    .t_end = ip->t_end,
+	for (uint64_t k = b->in_place.start[s]; k < b->in_place.start[s + 1]; k++) {
+		const struct recording_in_place *x = &rec->in_place[b->in_place.order[k]];
+		entries[x->occurrence] = (struct plan_entry){
+		    .site = s,
+		    .occurrence = x->occurrence,
+		    .size_bytes = x->size,
+		    .offset_bytes = b->base[rec->sites[x->root_site].lane] + x->root_offset,
+		    .t_start = x->t_start,
+		    .t_end = x->t_end,
 		    .align_bytes = 1,
-		    .in_place_of = root + 1,
+		    .in_place_of = b->sites[x->root_site].first_entry + x->root_occurrence + 1,
 		};
 	}
-	for (uint64_t k = 0; k < rec->aligned_count; k++) {
-		const struct recording_aligned *x = &rec->aligned[k];
-		entries[sites[x->site].first_entry + x->occurrence].align_bytes =
-		    (uint32_t)x->align;
+	for (uint64_t k = b->aligned.start[s]; k < b->aligned.start[s + 1]; k++) {
+		const struct recording_aligned *x = &rec->aligned[b->aligned.order[k]];
+		entries[x->occurrence].align_bytes = (uint32_t)x->align;
 	}
-	image->sites = sites;
-	image->entries = entries;
+}
+
+/* Encodes every site's entries, a site at a time through one scratch table, into
+ * built->blocks and built->encoded; sets the image's encoded entries and size
+ * classes. */
+static int encode_sites(const struct build *b, struct plan_image *image,
+			struct recording_built *built)
+{
+	const struct recording *rec = b->rec;
+	uint64_t largest = 0, block_count = 0, block = 0, at = 0;
+	struct plan_entry *scratch;
+
+	for (uint32_t s = 0; s < rec->site_count; s++) {
+		if (rec->sites[s].count > largest)
+			largest = rec->sites[s].count;
+		block_count += plan_site_blocks(rec->sites[s].count);
+	}
+	scratch = malloc((largest ? largest : 1) * sizeof(*scratch));
+	built->blocks = malloc((block_count + 1) * sizeof(*built->blocks));
+	/* Room for the worst case; only what is written gets touched. */
+	built->encoded = malloc(rec->entry_count * ENTRY_CODEC_MAX_BYTES + 1);
+	if (!scratch || !built->blocks || !built->encoded) {
+		free(scratch);
+		return -ENOMEM;
+	}
+	memset(image->record.size_classes, 0, sizeof(image->record.size_classes));
+	for (uint32_t s = 0; s < rec->site_count; s++) {
+		uint64_t count = rec->sites[s].count;
+		site_entries(b, s, scratch);
+		for (uint64_t i = 0; i < count; i++) {
+			unsigned c = plan_size_class(scratch[i].size_bytes);
+			image->record.size_classes[c / 64] |= UINT64_C(1) << (c % 64);
+		}
+		for (uint64_t first = 0; first < count; first += PLAN_BLOCK_ENTRIES) {
+			uint64_t n = count - first < PLAN_BLOCK_ENTRIES ? count - first
+									: PLAN_BLOCK_ENTRIES;
+			int64_t bytes;
+			built->blocks[block++] = at;
+			bytes = entry_codec_encode(scratch + first, (uint32_t)n, built->encoded + at);
+			if (bytes < 0) {
+				free(scratch);
+				return (int)bytes;
+			}
+			at += (uint64_t)bytes;
+		}
+	}
+	built->blocks[block] = at;
+	free(scratch);
+	image->entries = NULL;
+	image->blocks = built->blocks;
+	image->encoded_entries = built->encoded;
+	image->record.entries_bytes = at;
+	return 0;
+}
+
+/* Re-plans the image's entries (decoded for it) with the planner proper when opt
+ * is given, else with the event packer, and keeps the new plan if its arena is
+ * smaller. */
+static int replan_if_smaller(struct plan_image *image, const struct planner_options *opt,
+			     struct recording_built *built)
+{
+	struct plan_image trial = *image;
+	struct plan_entry *decoded, *replanned;
+	int r;
+
+	r = plan_image_entries(image, &decoded);
+	if (r < 0)
+		return r;
+	trial.entries = decoded;
+	r = plan_builder_replan(&trial, opt, &replanned);
+	free(decoded);
+	if (r < 0)
+		return r;
+	if (trial.record.arena_bytes < image->record.arena_bytes) {
+		built->entries = replanned;
+		image->entries = replanned;
+		image->record.arena_bytes = trial.record.arena_bytes;
+	} else {
+		free(replanned);
+	}
+	return 0;
+}
+
+/* Lanes that make the arena bigger than this share of the lower bound are worth
+ * packing all together instead (see recording.h). */
+#define LANES_SLACK 1.25
+
+int recording_build(const struct recording *rec, struct plan_image *image,
+		    const struct planner_options *opt, struct recording_built *built)
+{
+	struct build b = {.rec = rec};
+	uint64_t n = rec->entry_count, first = 0, arena = lane_bases(rec, b.base);
+	uint32_t sc = rec->site_count;
+	int r;
+
+	memset(built, 0, sizeof(*built));
+	if (image->record.site_count != sc)
+		return -EINVAL;
+	built->sites = malloc((sc ? sc : 1) * sizeof(*built->sites));
+	if (!built->sites)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < sc; s++) {
+		built->sites[s] = image->sites[s];
+		built->sites[s].first_entry = first;
+		built->sites[s].entry_count = rec->sites[s].count;
+		first += rec->sites[s].count;
+	}
+	b.sites = built->sites;
+	/* Every entry is in exactly one of: the log, a live slot, the in-place list. */
+	r = group_by_site(rec->ended, rec->ended_count, sizeof(*rec->ended),
+			  offsetof(struct recording_ended, site), sc, &b.ended);
+	if (r == 0)
+		r = group_by_site(rec->live, rec->live_used, sizeof(*rec->live),
+				  offsetof(struct recording_live, site), sc, &b.live);
+	if (r == 0)
+		r = group_by_site(rec->in_place, rec->in_place_count, sizeof(*rec->in_place),
+				  offsetof(struct recording_in_place, site), sc, &b.in_place);
+	if (r == 0)
+		r = group_by_site(rec->aligned, rec->aligned_count, sizeof(*rec->aligned),
+				  offsetof(struct recording_aligned, site), sc, &b.aligned);
+	image->sites = built->sites;
 	image->record.entry_count = n;
 	image->record.arena_bytes = arena;
 	image->record.lower_bound_bytes = rec->peak_bytes;
-	r = 0;
+	if (r == 0)
+		r = encode_sites(&b, image, built);
+	by_site_free(&b.ended);
+	by_site_free(&b.live);
+	by_site_free(&b.in_place);
+	by_site_free(&b.aligned);
 	/* The planner proper packs all lanes together: only for one lane. */
-	if (rec->lane_count <= 1 && opt && arena > rec->peak_bytes &&
+	if (r == 0 && rec->lane_count <= 1 && opt && arena > rec->peak_bytes &&
 	    (double)n <= opt->time_limit_s * PLANNER_BLOCKS_PER_SECOND)
-		r = improve(image, opt, &entries);
-	if (rec->lane_count > 1 && (double)arena > LANES_SLACK * (double)rec->peak_bytes)
-		r = merge_lanes(image, &entries);
-	if (r < 0) {
-		free(sites);
-		free(entries);
-		return r;
-	}
-	*sites_out = sites;
-	*entries_out = entries;
-	return 0;
+		r = replan_if_smaller(image, opt, built);
+	if (r == 0 && rec->lane_count > 1 && (double)arena > LANES_SLACK * (double)rec->peak_bytes)
+		r = replan_if_smaller(image, NULL, built);
+	if (r < 0)
+		recording_built_free(built);
+	return r;
+}
+
+void recording_built_free(struct recording_built *built)
+{
+	free(built->sites);
+	free(built->entries);
+	free(built->blocks);
+	free(built->encoded);
+	memset(built, 0, sizeof(*built));
 }

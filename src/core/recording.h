@@ -67,6 +67,7 @@ struct recording_ended {
 /* An in-place realloc's entry; its offset is its root's. */
 struct recording_in_place {
 	uint64_t size, t_start, t_end;
+	uint64_t root_offset; /* within the root's lane */
 	uint32_t site, occurrence;
 	uint32_t root_site, root_occurrence; /* the entry whose block it continues */
 };
@@ -129,13 +130,25 @@ uint64_t recording_realloc_begin(struct recording *rec, uint64_t old);
 void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
 			    uint64_t address, uint64_t size, uint32_t site);
 
+/* What recording_build allocates for an image; recording_built_free frees it. */
+struct recording_built {
+	struct plan_site *sites;
+	struct plan_entry *entries; /* decoded entries, when re-planned */
+	uint64_t *blocks;	    /* else the encoded entries and their block table */
+	uint8_t *encoded;
+};
+
 /* Makes the image's sites and entries tables. On input image->sites[0..site_count)
- * hold each site's key and frames (site_count must be the number of sites added);
- * on success *sites_out and *entries_out are new malloc'ed tables that image now
- * points to, and the record's entry_count, arena_bytes and lower_bound_bytes are
- * set. Blocks still alive end at infinity. With opt, the planner proper re-plans
- * traces small enough for opt->time_limit_s, and the smaller arena wins. The
- * recording itself is left as it was. Returns 0, -EINVAL, -ENOMEM. */
+ * hold each site's key and frames (site_count must be the number of sites added).
+ * On success image points to tables in *built: the sites, and the entries either
+ * encoded (entries NULL; blocks, encoded_entries, entries_bytes and size_classes
+ * set, as the reader gives them) or, when re-planned, decoded; and the record's
+ * entry_count, arena_bytes and lower_bound_bytes are set. Blocks still alive end
+ * at infinity. The entries are encoded a site at a time, so the whole trace is
+ * never expanded at once. With opt, the planner proper re-plans traces small
+ * enough for opt->time_limit_s, and the smaller arena wins. The recording itself
+ * is left as it was. Returns 0, -EINVAL, -ENOMEM. */
 int recording_build(const struct recording *rec, struct plan_image *image,
-		    const struct planner_options *opt, struct plan_site **sites_out,
-		    struct plan_entry **entries_out);
+		    const struct planner_options *opt, struct recording_built *built);
+
+void recording_built_free(struct recording_built *built);

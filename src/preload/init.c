@@ -190,9 +190,10 @@ static enum preload_mode read_environment(void)
 		preload_config.plan_seconds = d;
 	}
 
-	/* A recording holds about this many bytes per allocation at its peak (the log
-	 * of ended blocks, and the table and file built from it at exit): by default
-	 * it stops before it would take a quarter of the machine's memory. */
+	/* A recording holds up to about this many bytes per allocation at its peak
+	 * (the log of ended blocks, and what is built from it at exit: 80 to 110 in
+	 * the benchmarks): by default it stops before it would take a quarter of the
+	 * machine's memory. */
 	const uint64_t recorded_alloc_bytes = 128;
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	preload_config.max_allocs = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 /

@@ -257,8 +257,7 @@ int record_finish(bool from_signal)
 	    .threads = 1,
 	};
 	struct plan_image image = {0};
-	struct plan_site *planned_sites = NULL;
-	struct plan_entry *entries = NULL;
+	struct recording_built built = {0};
 	const struct plan_module *modules;
 	const char *module_strings;
 	uint64_t module_strings_bytes;
@@ -290,7 +289,7 @@ int record_finish(bool from_signal)
 	if (r == 0 && site_count && !know_site(site_count - 1))
 		r = -ENOMEM;
 	if (r == 0)
-		r = recording_build(&recording, &image, &opt, &planned_sites, &entries);
+		r = recording_build(&recording, &image, &opt, &built);
 	if (r == 0)
 		r = plan_store_merge(preload_config.plan_path, preload_config.record_id, &image);
 	callsite_unlock();
@@ -300,8 +299,7 @@ int record_finish(bool from_signal)
 			  NULL);
 
 	__libc_free(strings);
-	free(planned_sites);
-	free(entries);
+	recording_built_free(&built);
 	return r;
 }
 

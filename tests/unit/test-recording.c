@@ -80,12 +80,12 @@ static uint64_t expect_entry(struct model *m, uint32_t site, uint64_t size, uint
 }
 
 /* Runs a random program against rec and the model; returns the entries expected. */
-static struct model run_program(struct recording *rec, uint64_t ops)
+static struct model run_program(struct recording *rec, uint64_t ops, uint32_t lanes)
 {
 	struct model m = {.e = calloc(2 * ops, sizeof(struct expected)), .next_address = 4096};
 
 	for (uint32_t s = 0; s < SITES; s++)
-		CHECK(recording_add_site(rec) == 0 && recording_site_lane(rec, s, s % 2) == 0);
+		CHECK(recording_add_site(rec) == 0 && recording_site_lane(rec, s, s % lanes) == 0);
 	uint64_t seed = 7;
 	for (uint64_t op = 0; op < ops; op++) {
 		int k = (int)(check_random(&seed) % HELD);
@@ -148,15 +148,30 @@ static void check_built(const struct plan_image *im, const struct model *m)
 {
 	uint64_t n = m->count, in_place = 0, first_of_site[SITES];
 	struct block *blocks = calloc(n, sizeof(*blocks));
+	struct plan_entry *decoded = NULL;
+	const struct plan_entry *entries = im->entries;
 	char why[256];
+	void *file;
+	size_t len;
 
+	/* As written, the image passes the reader's full check. */
+	CHECK(plan_file_serialize(im, 1, 1, &file, &len) == 0);
+	if (plan_file_validate(file, len, why, sizeof(why)) != 0) {
+		fprintf(stderr, "invalid file: %s\n", why);
+		exit(1);
+	}
+	free(file);
+	if (!entries) { /* encoded, as a big recording's are */
+		CHECK(plan_image_entries(im, &decoded) == 0);
+		entries = decoded;
+	}
 	CHECK_EQ_U64(im->record.entry_count, n);
 	for (uint32_t s = 0; s < SITES; s++)
 		first_of_site[s] = im->sites[s].first_entry;
 	for (uint64_t i = 0; i < n; i++) {
 		const struct expected *x = &m->e[i];
 		uint64_t at = first_of_site[x->site] + x->occurrence;
-		const struct plan_entry *e = &im->entries[at];
+		const struct plan_entry *e = &entries[at];
 		CHECK_EQ_U64(e->site, x->site);
 		CHECK_EQ_U64(e->occurrence, x->occurrence);
 		CHECK_EQ_U64(e->size_bytes, x->size);
@@ -170,7 +185,7 @@ static void check_built(const struct plan_image *im, const struct model *m)
 			/* Shares its block, which lives at least as long and is as big. */
 			const struct expected *xr = &m->e[x->root];
 			CHECK_EQ_U64(e->in_place_of, first_of_site[xr->site] + xr->occurrence + 1);
-			const struct plan_entry *root = &im->entries[e->in_place_of - 1];
+			const struct plan_entry *root = &entries[e->in_place_of - 1];
 			CHECK(!root->in_place_of);
 			CHECK_EQ_U64(e->offset_bytes, root->offset_bytes);
 			CHECK(root->t_end >= e->t_end && root->t_start < e->t_start);
@@ -192,6 +207,7 @@ static void check_built(const struct plan_image *im, const struct model *m)
 	CHECK(im->record.arena_bytes >= im->record.lower_bound_bytes);
 	CHECK(im->record.lower_bound_bytes > 0);
 	free(blocks);
+	free(decoded);
 }
 
 /* Lane l's blocks: the lowest offset and the highest end. */
@@ -214,7 +230,8 @@ static void lane_span(const struct plan_image *im, const struct plan_entry *e, u
  * follow each other are packed together, since regions would waste the arena. */
 static void check_lanes(void)
 {
-	struct plan_site input_sites[SITES], *sites;
+	struct plan_site input_sites[SITES];
+	struct recording_built built;
 	struct plan_entry *entries;
 	struct plan_image im = base_image(input_sites, 9, 103);
 	struct recording rec;
@@ -230,13 +247,14 @@ static void check_lanes(void)
 		ring[lane][k] = address += 4096;
 		CHECK(recording_alloc(&rec, address, lane, 256 - op % 16, 1) == 0);
 	}
-	CHECK(recording_build(&rec, &im, NULL, &sites, &entries) == 0);
+	CHECK(recording_build(&rec, &im, NULL, &built) == 0);
 	CHECK(im.record.arena_bytes <= im.record.lower_bound_bytes * 5 / 4);
+	CHECK(plan_image_entries(&im, &entries) == 0);
 	lane_span(&im, entries, 0, &lo[0], &hi[0]);
 	lane_span(&im, entries, 1, &lo[1], &hi[1]);
 	CHECK(hi[0] <= lo[1] || hi[1] <= lo[0]);
-	free(sites);
 	free(entries);
+	recording_built_free(&built);
 	recording_fini(&rec);
 
 	/* Six threads one after another, each holding a mebibyte for a while. */
@@ -248,18 +266,18 @@ static void check_lanes(void)
 		CHECK(recording_alloc(&rec, address += 4096, s, 1 << 20, 1) == 0);
 		recording_free(&rec, address);
 	}
-	CHECK(recording_build(&rec, &im, NULL, &sites, &entries) == 0);
+	CHECK(recording_build(&rec, &im, NULL, &built) == 0);
 	CHECK_EQ_U64(im.record.lower_bound_bytes, 1 << 20);
 	CHECK(im.record.arena_bytes <= im.record.lower_bound_bytes * 5 / 4);
-	free(sites);
-	free(entries);
+	recording_built_free(&built);
 	recording_fini(&rec);
 }
 
 int main(void)
 {
-	struct plan_site input_sites[SITES], *sites, *sites2;
-	struct plan_entry *entries, *entries2, *replanned;
+	struct plan_site input_sites[SITES];
+	struct recording_built built, built2;
+	struct plan_entry *decoded, *replanned;
 	struct plan_image im = base_image(input_sites, 7, 100);
 	struct recording rec, small;
 	struct model m, m_small;
@@ -268,18 +286,30 @@ int main(void)
 	size_t len;
 
 	check_lanes();
+
+	/* One lane, no planner: the entries come out encoded, in-place reallocs too. */
+	struct recording one;
+	struct plan_image im_one = base_image(input_sites, 6, 99);
+	CHECK(recording_init(&one) == 0);
+	struct model m_one = run_program(&one, OPS, 1);
+	CHECK(recording_build(&one, &im_one, NULL, &built) == 0);
+	CHECK(im_one.entries == NULL);
+	check_built(&im_one, &m_one);
+	recording_built_free(&built);
+	recording_fini(&one);
+	free(m_one.e);
+
 	CHECK(recording_init(&rec) == 0);
-	m = run_program(&rec, OPS);
-	CHECK(recording_build(&rec, &im, NULL, &sites, &entries) == 0);
+	m = run_program(&rec, OPS, 2);
+	CHECK(recording_build(&rec, &im, NULL, &built) == 0);
 	check_built(&im, &m);
-	void *ser;
-	size_t ser_len;
-	CHECK(plan_file_serialize(&im, 1, 1, &ser, &ser_len) == 0);
-	free(ser);
 
 	/* Re-planning keeps the entries valid. */
-	CHECK(plan_builder_replan(&im, NULL, &replanned) == 0);
-	check_built(&im, &m);
+	struct plan_image replan = im;
+	CHECK(plan_image_entries(&im, &decoded) == 0);
+	replan.entries = decoded;
+	CHECK(plan_builder_replan(&replan, NULL, &replanned) == 0);
+	check_built(&replan, &m);
 
 	/* Bad events are refused, not recorded. */
 	CHECK(recording_alloc(&rec, 1 << 30, SITES, 16, 1) == -EINVAL);
@@ -294,8 +324,9 @@ int main(void)
 	CHECK(plan_store_merge(path, 11, &im) == 0);
 	struct plan_image other = base_image(input_sites, 8, 101);
 	CHECK(recording_init(&small) == 0);
-	m_small = run_program(&small, 100);
-	CHECK(recording_build(&small, &other, NULL, &sites2, &entries2) == 0);
+	m_small = run_program(&small, 100, 1);
+	CHECK(recording_build(&small, &other, NULL, &built2) == 0);
+	CHECK(other.entries == NULL); /* one lane, no planner: encoded as built */
 	check_built(&other, &m_small);
 	CHECK(plan_store_merge(path, 11, &other) == 0);
 	struct plan_image smaller = other;
@@ -316,11 +347,10 @@ int main(void)
 	unlink(path);
 	CHECK(rmdir(dir) == 0); /* no temp or lock file left behind */
 
-	free(sites);
-	free(entries);
+	free(decoded);
 	free(replanned);
-	free(sites2);
-	free(entries2);
+	recording_built_free(&built);
+	recording_built_free(&built2);
 	free(m.e);
 	free(m_small.e);
 	recording_fini(&rec);
