@@ -227,9 +227,9 @@ static uint64_t new_block(struct recording *rec, uint32_t site, uint64_t size, u
 	l = &rec->lanes[lane];
 	if (align > l->max_align)
 		l->max_align = align;
-	range = offset_allocator_take(&l->offsets, granules * PLAN_GRANULE_BYTES,
-				      align > PLAN_GRANULE_BYTES ? align : PLAN_GRANULE_BYTES,
-				      &offset);
+	range =
+	    offset_allocator_take(&l->offsets, granules * PLAN_GRANULE_BYTES,
+				  align > PLAN_GRANULE_BYTES ? align : PLAN_GRANULE_BYTES, &offset);
 	if (range != OFFSET_ALLOCATOR_NONE && range > RANGE_MASK) {
 		offset_allocator_give(&l->offsets, range); /* too many ranges to name */
 		range = OFFSET_ALLOCATOR_NONE;
@@ -307,8 +307,8 @@ static int continue_in_place(struct recording *rec, uint32_t i, uint64_t size, u
 	    .size = size,
 	    .t_start = rec->clock++,
 	    .t_end = PLAN_T_INFINITY,
-	    .root_offset = offset_allocator_offset(&rec->lanes[rec->sites[b->site].lane].offsets,
-						   b->range),
+	    .root_offset =
+		offset_allocator_offset(&rec->lanes[rec->sites[b->site].lane].offsets, b->range),
 	    .site = site,
 	    .occurrence = (uint32_t)rec->sites[site].count++,
 	    .root_site = b->site,
@@ -324,14 +324,13 @@ static int continue_in_place(struct recording *rec, uint32_t i, uint64_t size, u
 	return 0;
 }
 
-void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
-			    uint64_t address, uint64_t size, uint32_t site)
+void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old, uint64_t address,
+			    uint64_t size, uint32_t site)
 {
 	uint32_t i = (uint32_t)token;
 
 	if (!address) {
-		if (token != RECORDING_NO_TOKEN &&
-		    addr_map_put(&rec->by_address, old, token) < 0)
+		if (token != RECORDING_NO_TOKEN && addr_map_put(&rec->by_address, old, token) < 0)
 			end_block(rec, token);
 		return;
 	}
@@ -417,6 +416,20 @@ struct build {
 	struct by_site ended, live, in_place, aligned;
 };
 
+static void place(struct plan_entry *entries, uint32_t s, uint32_t occurrence, uint64_t size,
+		  uint64_t offset, uint64_t t_start, uint64_t t_end)
+{
+	entries[occurrence] = (struct plan_entry){
+	    .site = s,
+	    .occurrence = occurrence,
+	    .size_bytes = size,
+	    .offset_bytes = offset,
+	    .t_start = t_start,
+	    .t_end = t_end,
+	    .align_bytes = 1,
+	};
+}
+
 /* Fills entries[0 .. count of site s) with site s's entries, in occurrence order. */
 static void site_entries(const struct build *b, uint32_t s, struct plan_entry *entries)
 {
@@ -425,41 +438,22 @@ static void site_entries(const struct build *b, uint32_t s, struct plan_entry *e
 
 	for (uint64_t k = b->ended.start[s]; k < b->ended.start[s + 1]; k++) {
 		const struct recording_ended *x = &rec->ended[b->ended.order[k]];
-		entries[x->occurrence] = (struct plan_entry){
-		    .site = s,
-		    .occurrence = x->occurrence,
-		    .size_bytes = x->size,
-		    .offset_bytes = base + x->offset,
-		    .t_start = x->t_start,
-		    .t_end = x->t_end,
-		    .align_bytes = 1,
-		};
+		place(entries, s, x->occurrence, x->size, base + x->offset, x->t_start, x->t_end);
 	}
 	for (uint64_t k = b->live.start[s]; k < b->live.start[s + 1]; k++) {
 		const struct recording_live *x = &rec->live[b->live.order[k]];
-		entries[x->occurrence] = (struct plan_entry){
-		    .site = s,
-		    .occurrence = x->occurrence,
-		    .size_bytes = x->size,
-		    .offset_bytes = base + offset_allocator_offset(
-					       &rec->lanes[rec->sites[s].lane].offsets, x->range),
-		    .t_start = x->t_start,
-		    .t_end = PLAN_T_INFINITY,
-		    .align_bytes = 1,
-		};
+		place(entries, s, x->occurrence, x->size,
+		      base + offset_allocator_offset(&rec->lanes[rec->sites[s].lane].offsets,
+						     x->range),
+		      x->t_start, PLAN_T_INFINITY);
 	}
 	for (uint64_t k = b->in_place.start[s]; k < b->in_place.start[s + 1]; k++) {
 		const struct recording_in_place *x = &rec->in_place[b->in_place.order[k]];
-		entries[x->occurrence] = (struct plan_entry){
-		    .site = s,
-		    .occurrence = x->occurrence,
-		    .size_bytes = x->size,
-		    .offset_bytes = b->base[rec->sites[x->root_site].lane] + x->root_offset,
-		    .t_start = x->t_start,
-		    .t_end = x->t_end,
-		    .align_bytes = 1,
-		    .in_place_of = b->sites[x->root_site].first_entry + x->root_occurrence + 1,
-		};
+		place(entries, s, x->occurrence, x->size,
+		      b->base[rec->sites[x->root_site].lane] + x->root_offset, x->t_start,
+		      x->t_end);
+		entries[x->occurrence].in_place_of =
+		    b->sites[x->root_site].first_entry + x->root_occurrence + 1;
 	}
 	for (uint64_t k = b->aligned.start[s]; k < b->aligned.start[s + 1]; k++) {
 		const struct recording_aligned *x = &rec->aligned[b->aligned.order[k]];
@@ -499,11 +493,12 @@ static int encode_sites(const struct build *b, struct plan_image *image,
 			image->record.size_classes[c / 64] |= UINT64_C(1) << (c % 64);
 		}
 		for (uint64_t first = 0; first < count; first += PLAN_BLOCK_ENTRIES) {
-			uint64_t n = count - first < PLAN_BLOCK_ENTRIES ? count - first
-									: PLAN_BLOCK_ENTRIES;
+			uint64_t n =
+			    count - first < PLAN_BLOCK_ENTRIES ? count - first : PLAN_BLOCK_ENTRIES;
 			int64_t bytes;
 			built->blocks[block++] = at;
-			bytes = entry_codec_encode(scratch + first, (uint32_t)n, built->encoded + at);
+			bytes =
+			    entry_codec_encode(scratch + first, (uint32_t)n, built->encoded + at);
 			if (bytes < 0) {
 				free(scratch);
 				return (int)bytes;
