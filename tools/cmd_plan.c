@@ -45,15 +45,16 @@ struct plan_args {
 
 static void plan_usage(FILE *f)
 {
-	fprintf(f, "usage: memplan plan --csv IN [-o OUT] [--time-limit SECONDS]"
-		   " [--capacity BYTES] [--threads N]\n"
-		   "       memplan plan PLAN -o PLAN2 [--time-limit SECONDS] [--threads N]\n"
-		   "  Plans a MiniMalloc CSV instance (id,lower,upper,size[,alignment]) and\n"
-		   "  writes it back with an offset column (stdout without -o).\n"
-		   "  --time-limit  seconds of improvement after the first plan (default %.0f;"
-		   " 0 = fast heuristic only)\n"
-		   "  --capacity    stop as soon as the arena fits in BYTES\n"
-		   "  --threads     worker threads (default: one per CPU)\n",
+	fprintf(f,
+		"usage: memplan plan --csv IN [-o OUT] [--time-limit SECONDS]"
+		" [--capacity BYTES] [--threads N]\n"
+		"       memplan plan PLAN -o PLAN2 [--time-limit SECONDS] [--threads N]\n"
+		"  Plans a MiniMalloc CSV instance (id,lower,upper,size[,alignment]) and\n"
+		"  writes it back with an offset column (stdout without -o).\n"
+		"  --time-limit  seconds of improvement after the first plan (default %.0f;"
+		" 0 = fast heuristic only)\n"
+		"  --capacity    stop as soon as the arena fits in BYTES\n"
+		"  --threads     worker threads (default: one per CPU)\n",
 		PLAN_DEFAULT_TIME_LIMIT_S);
 }
 
@@ -75,10 +76,11 @@ static void plan_progress(void *ctx, uint64_t best_bytes, uint64_t lower_bound_b
 			  double elapsed_s)
 {
 	(void)ctx;
-	fprintf(stderr, "\rmemplan: plan: best %" PRIu64 " bytes, lower bound %" PRIu64
-		" (x%.4f), %.1f s   ", best_bytes, lower_bound_bytes,
-		lower_bound_bytes ? (double)best_bytes / (double)lower_bound_bytes : 1.0,
-		elapsed_s);
+	fprintf(
+	    stderr,
+	    "\rmemplan: plan: best %" PRIu64 " bytes, lower bound %" PRIu64 " (x%.4f), %.1f s   ",
+	    best_bytes, lower_bound_bytes,
+	    lower_bound_bytes ? (double)best_bytes / (double)lower_bound_bytes : 1.0, elapsed_s);
 	fflush(stderr);
 }
 
@@ -121,8 +123,8 @@ static int plan_file_main(const struct plan_args *a)
 		im->entries = decoded[i];
 		r = plan_builder_replan(im, &opt, &replanned[i]);
 		if (r < 0) {
-			fprintf(stderr, "memplan: %s: image %u: cannot re-plan: %s\n", a->plan_path, i,
-				strerror(-r));
+			fprintf(stderr, "memplan: %s: image %u: cannot re-plan: %s\n", a->plan_path,
+				i, strerror(-r));
 			goto out;
 		}
 		if (im->record.arena_bytes >= before.record.arena_bytes)
@@ -134,8 +136,8 @@ static int plan_file_main(const struct plan_args *a)
 			before.record.arena_bytes, im->record.arena_bytes,
 			im->record.lower_bound_bytes,
 			im->record.lower_bound_bytes
-				? (double)im->record.arena_bytes / (double)im->record.lower_bound_bytes
-				: 1.0);
+			    ? (double)im->record.arena_bytes / (double)im->record.lower_bound_bytes
+			    : 1.0);
 	}
 	r = plan_file_write(a->out_path, images, n, plan_file_header(buf)->record_id);
 	if (r < 0) {
@@ -172,11 +174,11 @@ static int plan_csv_main(const struct plan_args *a)
 	}
 
 	struct planner_options opt = {
-		.time_limit_s = a->time_limit_s,
-		.capacity_bytes = a->capacity_bytes,
-		.threads = a->threads,
-		.progress = show_progress ? plan_progress : NULL,
-		.progress_ctx = NULL,
+	    .time_limit_s = a->time_limit_s,
+	    .capacity_bytes = a->capacity_bytes,
+	    .threads = a->threads,
+	    .progress = show_progress ? plan_progress : NULL,
+	    .progress_ctx = NULL,
 	};
 	ret = planner_solve(inst.blocks, inst.n, &opt, &res);
 	if (show_progress)
@@ -217,15 +219,18 @@ static int plan_csv_main(const struct plan_args *a)
 		goto err_free;
 	}
 
-	fprintf(stderr, "memplan: %s: %zu blocks, arena %" PRIu64 " bytes, lower bound %" PRIu64
-		" bytes, ratio %.4f, %.2f s%s\n", a->csv_path, inst.n, res.arena_bytes,
-		res.lower_bound_bytes,
+	fprintf(stderr,
+		"memplan: %s: %zu blocks, arena %" PRIu64 " bytes, lower bound %" PRIu64
+		" bytes, ratio %.4f, %.2f s%s\n",
+		a->csv_path, inst.n, res.arena_bytes, res.lower_bound_bytes,
 		res.lower_bound_bytes ? (double)res.arena_bytes / (double)res.lower_bound_bytes
 				      : 1.0,
 		res.elapsed_s, res.proven_optimal ? " (optimal)" : "");
 	if (a->capacity_bytes && res.arena_bytes > a->capacity_bytes)
-		fprintf(stderr, "memplan: %s: no plan within capacity %" PRIu64
-			" bytes was found; wrote the best one\n", a->csv_path, a->capacity_bytes);
+		fprintf(stderr,
+			"memplan: %s: no plan within capacity %" PRIu64
+			" bytes was found; wrote the best one\n",
+			a->csv_path, a->capacity_bytes);
 	status = 0;
 
 err_free:
@@ -237,13 +242,13 @@ err_free:
 int cmd_plan(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"csv", required_argument, NULL, 'c'},
-		{"output", required_argument, NULL, 'o'},
-		{"time-limit", required_argument, NULL, 't'},
-		{"capacity", required_argument, NULL, 'C'},
-		{"threads", required_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"csv", required_argument, NULL, 'c'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"time-limit", required_argument, NULL, 't'},
+	    {"capacity", required_argument, NULL, 'C'},
+	    {"threads", required_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct plan_args a = {.time_limit_s = PLAN_DEFAULT_TIME_LIMIT_S};
 	uint64_t v;

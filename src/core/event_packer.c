@@ -117,9 +117,9 @@ int event_packer_pack(struct block *blocks, size_t n, uint64_t *arena_bytes,
 	for (size_t k = 0; k < m; k++) {
 		size_t i = (size_t)(ev[k] >> 1);
 		if (ev[k] & 1) {
-			uint32_t got = offset_allocator_take(&p, blocks[i].size_bytes,
-							     blocks[i].align_bytes,
-							     &blocks[i].offset_bytes);
+			uint32_t got =
+			    offset_allocator_take(&p, blocks[i].size_bytes, blocks[i].align_bytes,
+						  &blocks[i].offset_bytes);
 			if (got == OFFSET_ALLOCATOR_NONE) {
 				r = -ENOMEM;
 				goto out;

@@ -15,7 +15,7 @@
 
 #define SMALL_LIMIT 256u /* below: one class per 16 bytes */
 #define SL_BITS	    4u
-#define NONE OFFSET_ALLOCATOR_NONE
+#define NONE	    OFFSET_ALLOCATOR_NONE
 
 static bool is_free(const struct offset_allocator *p, uint32_t r)
 {

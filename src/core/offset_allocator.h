@@ -23,7 +23,7 @@ struct offset_range {
 /* The fields are private; the struct is public so that it can be embedded. */
 struct offset_allocator {
 	struct offset_range *ranges;
-	uint64_t *free_bits; /* by range: set while the range is free */
+	uint64_t *free_bits;		    /* by range: set while the range is free */
 	uint32_t count, capacity, recycled; /* recycled: a stack of unused slots */
 	uint32_t *recycle;
 	uint32_t last; /* the range that ends at high water */
@@ -47,8 +47,7 @@ uint32_t offset_allocator_take(struct offset_allocator *a, uint64_t size, uint64
 void offset_allocator_give(struct offset_allocator *a, uint32_t handle);
 
 /* The offset of a range taken and not yet given back (what take returned). */
-static inline uint64_t offset_allocator_offset(const struct offset_allocator *a,
-					       uint32_t handle)
+static inline uint64_t offset_allocator_offset(const struct offset_allocator *a, uint32_t handle)
 {
 	return a->ranges[handle].offset;
 }

@@ -127,8 +127,8 @@ uint64_t recording_realloc_begin(struct recording *rec, uint64_t old);
  * site; address 0 means libc failed and the old block lives on. site may be
  * RECORDING_NO_SITE: the old block ends and the new one is not recorded. */
 #define RECORDING_NO_SITE UINT32_MAX
-void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
-			    uint64_t address, uint64_t size, uint32_t site);
+void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old, uint64_t address,
+			    uint64_t size, uint32_t site);
 
 /* What recording_build allocates for an image; recording_built_free frees it. */
 struct recording_built {

@@ -205,7 +205,8 @@ static uint64_t end_after(uint64_t w)
 	while (++w < fine_words) {
 		uint64_t ends = atomic_load(&fine[w]) & ENDS;
 		if (ends)
-			return w * WORD_GRANULES + (uint64_t)__builtin_ctzll(ends) - 2 * WORD_GRANULES;
+			return w * WORD_GRANULES + (uint64_t)__builtin_ctzll(ends) -
+			       2 * WORD_GRANULES;
 	}
 	return NO_END;
 }
@@ -256,8 +257,8 @@ bool arena_release(const void *p)
 	if (last == NO_END)
 		return true; /* cannot happen: a live block has its end bit */
 	w1 = last / WORD_GRANULES;
-	atomic_fetch_and(&fine[w1], ~(END(last % WORD_GRANULES) |
-				      occupied_run(0, last % WORD_GRANULES)));
+	atomic_fetch_and(&fine[w1],
+			 ~(END(last % WORD_GRANULES) | occupied_run(0, last % WORD_GRANULES)));
 	coarse_clear(w0 + 1, w1);
 	return true;
 }

@@ -77,4 +77,3 @@ bool arena_release(const void *p);
 /* The size of the live block that starts at p (its planned size, in whole
  * granules), or 0 if p is not the start of a live block. Thread-safe. */
 size_t arena_block_bytes(const void *p);
-

@@ -196,9 +196,9 @@ static enum preload_mode read_environment(void)
 	 * machine's memory. */
 	const uint64_t recorded_alloc_bytes = 128;
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	preload_config.max_allocs = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 /
-								 recorded_alloc_bytes
-							   : UINT64_C(1) << 26;
+	preload_config.max_allocs =
+	    pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 / recorded_alloc_bytes
+				  : UINT64_C(1) << 26;
 	s = getenv("MEMPLAN_MAX_ALLOCS");
 	if (s && *s) {
 		if (!parse_unsigned(s, 1, 1ul << 40, &v)) {

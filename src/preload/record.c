@@ -155,11 +155,12 @@ static bool know_own_site(uint32_t site)
 	if (recording.entry_count >= preload_config.max_allocs) {
 		if (!limit_reached) { /* said now: at exit, stderr may be closed already */
 			char n[21];
-			log_error(preload_config.plan_path, ": recording stopped after ",
-				  log_u64(n, preload_config.max_allocs),
-				  " allocations (MEMPLAN_MAX_ALLOCS); the plan covers the run until "
-				  "then",
-				  NULL);
+			log_error(
+			    preload_config.plan_path, ": recording stopped after ",
+			    log_u64(n, preload_config.max_allocs),
+			    " allocations (MEMPLAN_MAX_ALLOCS); the plan covers the run until "
+			    "then",
+			    NULL);
 		}
 		limit_reached = true;
 		return false;
@@ -221,8 +222,8 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 	if (recording_on && site != RECORDING_NO_SITE && !know_own_site(site))
 		site = RECORDING_NO_SITE; /* the old block still ends */
 	if (recording_on)
-		recording_realloc_done(&recording, token, (uintptr_t)old, (uintptr_t)new_p,
-				       size, site);
+		recording_realloc_done(&recording, token, (uintptr_t)old, (uintptr_t)new_p, size,
+				       site);
 	pthread_mutex_unlock(&record_mutex);
 }
 

@@ -44,7 +44,6 @@ static const char *const miss_names[MISS_COUNT] = {
     "size_too_large", "alignment",	"slot_busy",	"plan_unreadable",
 };
 
-
 struct site_index {
 	uint64_t key;
 	uint32_t index;
@@ -326,9 +325,9 @@ struct slot {
 struct entry_window {
 	_Atomic uint32_t next_occurrence; /* the site's */
 	_Atomic uint64_t seq;		  /* odd while a refill rewrites the window */
-	_Atomic uint64_t first; /* occurrence number of slots[0] */
-	_Atomic uint64_t count; /* slots filled */
-	uint64_t capacity;	/* WINDOW_ENTRIES, or fewer for a site with fewer entries */
+	_Atomic uint64_t first;		  /* occurrence number of slots[0] */
+	_Atomic uint64_t count;		  /* slots filled */
+	uint64_t capacity; /* WINDOW_ENTRIES, or fewer for a site with fewer entries */
 	struct slot slots[];
 };
 
@@ -425,8 +424,8 @@ static bool window_refill(struct entry_window *w, uint32_t site, const struct pl
 
 /* Occurrence k of site s into *out. Returns false if the plan can no longer be
  * read or the entry does not pass the checks. */
-static bool read_entry(struct entry_window *w, uint32_t site, const struct plan_site *s,
-		       uint64_t k, struct entry_place *out)
+static bool read_entry(struct entry_window *w, uint32_t site, const struct plan_site *s, uint64_t k,
+		       struct entry_place *out)
 {
 	bool ok;
 

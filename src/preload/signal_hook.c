@@ -14,10 +14,9 @@
 /* The signals whose default action ends the process. SIGINT and SIGQUIT too: with
  * the hook hidden, even a program that looks at them (CPython, shells) behaves as
  * if memplan were not there, and a C program stopped by ^C still leaves a plan. */
-static const int fatal_signals[] = {SIGINT,  SIGQUIT, SIGSEGV, SIGBUS,  SIGFPE,
-				    SIGILL,  SIGABRT, SIGTRAP, SIGSYS,  SIGTERM,
-				    SIGHUP,  SIGPIPE, SIGXCPU, SIGXFSZ, SIGALRM,
-				    SIGUSR1, SIGUSR2};
+static const int fatal_signals[] = {SIGINT,  SIGQUIT, SIGSEGV, SIGBUS,	SIGFPE, SIGILL,
+				    SIGABRT, SIGTRAP, SIGSYS,  SIGTERM, SIGHUP, SIGPIPE,
+				    SIGXCPU, SIGXFSZ, SIGALRM, SIGUSR1, SIGUSR2};
 
 /* Whether memplan's handler is in place for a signal where the program has the
  * default disposition. */

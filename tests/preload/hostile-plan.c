@@ -29,7 +29,8 @@ static void break_blocks(char *buf, size_t len)
 		for (uint32_t s = 0; s < im.record.site_count; s++)
 			blocks += plan_site_blocks(im.sites[s].entry_count);
 		for (uint64_t b = 0; b < blocks; b += 2)
-			buf[im.record.entries_offset + im.blocks[b] + 4] |= 0x40; /* after the widths */
+			buf[im.record.entries_offset + im.blocks[b] + 4] |=
+			    0x40; /* after the widths */
 	}
 	h->checksum = XXH3_64bits(buf + 32, len - 32);
 }
@@ -41,8 +42,8 @@ int main(int argc, char **argv)
 	size_t len, out_len;
 	uint64_t seed = 42;
 
-	if (argc != 4 ||
-	    (strcmp(argv[3], "zero") && strcmp(argv[3], "shuffle") && strcmp(argv[3], "badblocks"))) {
+	if (argc != 4 || (strcmp(argv[3], "zero") && strcmp(argv[3], "shuffle") &&
+			  strcmp(argv[3], "badblocks"))) {
 		fprintf(stderr, "usage: hostile-plan IN OUT zero|shuffle|badblocks\n");
 		return 2;
 	}

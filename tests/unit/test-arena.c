@@ -74,7 +74,8 @@ static void *run(void *arg)
 		size_t granules = is_big       ? 40 + (size_t)(r >> 8) % (phase.big_max - 40)
 				  : r % 8 == 1 ? 1 + (size_t)(r >> 8) % 300
 					       : 1 + (size_t)(r >> 8) % 8;
-		size_t first = phase.lo + (size_t)(check_random(&seed) % (phase.span - granules + 1));
+		size_t first =
+		    phase.lo + (size_t)(check_random(&seed) % (phase.span - granules + 1));
 		char *p = arena_claim((uint64_t)first * G, granules * G - 3);
 		if (!p)
 			continue;
@@ -113,15 +114,15 @@ int main(void)
 
 	char *a = arena_claim(0, 100);
 	CHECK(a && arena_owns(a) && arena_block_bytes(a) == 112);
-	CHECK(!arena_claim(96, 16));          /* overlaps a's last granule */
-	CHECK(!arena_release(a + 16));        /* not a block start */
-	CHECK(arena_claim(112, 16) != NULL);  /* touching is fine */
+	CHECK(!arena_claim(96, 16));	     /* overlaps a's last granule */
+	CHECK(!arena_release(a + 16));	     /* not a block start */
+	CHECK(arena_claim(112, 16) != NULL); /* touching is fine */
 	CHECK(arena_release(a));
-	CHECK(!arena_release(a));             /* double free: refused */
+	CHECK(!arena_release(a)); /* double free: refused */
 	CHECK(arena_block_bytes(a) == 0);
 	CHECK(arena_release((char *)arena_base + 112));
-	CHECK(!arena_claim(8, 16));                        /* not a granule multiple */
-	CHECK(!arena_claim(ARENA_BYTES - G, 2 * G));       /* past the end */
+	CHECK(!arena_claim(8, 16));		     /* not a granule multiple */
+	CHECK(!arena_claim(ARENA_BYTES - G, 2 * G)); /* past the end */
 	CHECK(!arena_claim(ARENA_BYTES, G));
 	CHECK(arena_release(arena_claim(ARENA_BYTES - G, G)));
 
@@ -137,7 +138,8 @@ int main(void)
 	}
 	CHECK(!arena_release(big + 2000 * G)); /* interior: refused */
 	CHECK(arena_block_bytes(big + 2000 * G) == 0);
-	char *before = arena_claim(at - 64 * G, 64 * G), *after = arena_claim(at + big_bytes, 64 * G);
+	char *before = arena_claim(at - 64 * G, 64 * G),
+	     *after = arena_claim(at + big_bytes, 64 * G);
 	CHECK(before && after && arena_block_bytes(before) == 64 * G);
 	CHECK(arena_release(big));
 	CHECK(!arena_release(big));

@@ -106,8 +106,8 @@ static struct model run_program(struct recording *rec, uint64_t ops, uint32_t la
 		switch (check_random(&seed) % 4) {
 		case 0: { /* realloc: in place if it fits the block's granules, else moved */
 			uint64_t token = recording_realloc_begin(rec, address);
-			uint64_t root = m.held_root[k], fits = (size + 15) / 16 <=
-								(m.e[root].size + 15) / 16;
+			uint64_t root = m.held_root[k],
+				 fits = (size + 15) / 16 <= (m.e[root].size + 15) / 16;
 			uint64_t to = address;
 			if (check_random(&seed) % 2) {
 				to = m.next_address;
