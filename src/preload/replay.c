@@ -110,7 +110,7 @@ static uint64_t total(size_t offset)
 static _Atomic int64_t libc_live_bytes, libc_peak_bytes;
 static atomic_flag finished = ATOMIC_FLAG_INIT;
 
-/* Small sizes by 16-byte steps; above 4 KiB, four classes per power of two. */
+/* Whether some entry of the image has a size of this class (plan_size_class). */
 static bool size_planned(uint64_t size)
 {
 	unsigned c = plan_size_class(size);
@@ -158,20 +158,6 @@ static void give_back(const void *start, size_t bytes, void *ctx)
 		madvise((void *)plan_map, end - (uintptr_t)plan_map, MADV_DONTNEED);
 }
 
-/* This process's image: the first whose keys match, or UINT32_MAX if none. */
-static uint32_t matching_image(const void *plan)
-{
-	const struct plan_file_header *h = plan_file_header(plan);
-
-	for (uint32_t i = 0; i < h->image_count; i++) {
-		plan_file_image(plan, i, &image);
-		if (image.record.exe_key == preload_config.image.exe_key &&
-		    image.record.args_key == preload_config.image.args_key)
-			return i;
-	}
-	return UINT32_MAX;
-}
-
 /* Maps and validates the plan file; returns the mapping or NULL after reporting. */
 static const void *map_plan(size_t *len)
 {
@@ -215,15 +201,23 @@ static const void *map_plan(size_t *len)
 	return map;
 }
 
+/* Sets image to this process's: the first whose keys match. False if none does. */
 static bool find_image(const void *plan)
 {
-	return matching_image(plan) != UINT32_MAX;
+	const struct plan_file_header *h = plan_file_header(plan);
+
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		plan_file_image(plan, i, &image);
+		if (image.record.exe_key == preload_config.image.exe_key &&
+		    image.record.args_key == preload_config.image.args_key)
+			return true;
+	}
+	return false;
 }
 
 static int index_image(void)
 {
 	const struct plan_image_record *r = &image.record;
-
 	uint64_t blocks = 0;
 
 	windows = __libc_calloc(r->site_count ? r->site_count : 1, sizeof(*windows));
