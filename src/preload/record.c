@@ -17,7 +17,6 @@
 #include "callsite.h"
 #include "init.h"
 #include "log.h"
-#include "plan_builder.h"
 #include "plan_store.h"
 #include "real_libc.h"
 #include "recording.h"
