@@ -11,6 +11,7 @@ packages=(
   libxxhash-dev   # checksums and call-site hashes
   time            # /usr/bin/time: peak RSS in the demo
   clang           # libFuzzer, for scripts/fuzz.sh
+  chromium        # renders `memplan show --svg` output in its test
   # Real programs the tests run under record and replay:
   sqlite3 jq perl gzip git python3 binutils make xz-utils
 )

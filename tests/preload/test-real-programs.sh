@@ -79,4 +79,9 @@ same_as_plain interrupted record
 grep -q KeyboardInterrupt "$WORK/interrupted.record.err" || fail "no KeyboardInterrupt under record"
 "$PLAN_DIGEST" "$WORK/interrupted.plan" >"$WORK/interrupted.digest" || fail "interrupted: bad plan"
 grep -q '^image .*python3' "$WORK/interrupted.digest" || fail "python3 stopped by ^C left no plan"
+# sort dies by SIGPIPE when head stops reading, from its own handler after setting
+# the default back: its plan is written all the same.
+run_case sigpipe sh -c "sort -n '$WORK/nums.txt' | head -1"
+"$PLAN_DIGEST" "$WORK/sigpipe.plan" >"$WORK/sigpipe.digest" || fail "sigpipe: bad plan"
+grep -q '^image .*/sort ' "$WORK/sigpipe.digest" || fail "sort killed by SIGPIPE left no plan"
 echo "all real programs behave identically under record and replay"
