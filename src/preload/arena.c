@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "lone_atomic.h"
+
 uintptr_t arena_base;
 uint64_t arena_bytes;
 
@@ -93,7 +95,8 @@ int arena_map(uint64_t bytes, bool prefault)
 }
 
 /* Every operation on fine and coarse words is seq_cst: the handshake between the
- * two levels (arena.h) needs a single total order of them. */
+ * two levels (arena.h) needs a single total order of them. The read-modify-writes
+ * go through lone_atomic.h, which drops the bus lock while there is one thread. */
 
 static bool coarse_test(uint64_t w)
 {
@@ -105,7 +108,7 @@ static void coarse_clear(uint64_t lo, uint64_t hi)
 {
 	while (lo < hi) {
 		uint64_t bit = lo % 64, n = 64 - bit < hi - lo ? 64 - bit : hi - lo;
-		atomic_fetch_and(&coarse[lo / 64], ~coarse_run(bit, n));
+		lone_fetch_and(&coarse[lo / 64], ~coarse_run(bit, n));
 		lo += n;
 	}
 }
@@ -125,7 +128,7 @@ static bool coarse_take(uint64_t lo, uint64_t hi)
 				coarse_clear(lo, at);
 				return false;
 			}
-		} while (!atomic_compare_exchange_weak(word, &old, old | mask));
+		} while (!lone_cas(word, &old, old | mask));
 		at += n;
 		for (uint64_t w = at - n; w < at; w++) {
 			if (atomic_load(&fine[w])) {
@@ -151,14 +154,14 @@ static inline bool fine_take(uint64_t w, uint64_t mask, uint64_t marks)
 		if (old & mask)
 			return false;
 		add = old & STARTS ? mask | marks : mask;
-	} while (!atomic_compare_exchange_weak(&fine[w], &old, old | add));
+	} while (!lone_cas(&fine[w], &old, old | add));
 	if (add == mask) {
 		if (coarse_test(w)) {
-			atomic_fetch_and(&fine[w], ~mask);
+			lone_fetch_and(&fine[w], ~mask);
 			return false;
 		}
 		if (marks)
-			atomic_fetch_or(&fine[w], marks);
+			lone_fetch_or(&fine[w], marks);
 	}
 	return true;
 }
@@ -190,12 +193,12 @@ void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes)
 		goto give_back_head;
 	if (!fine_take(w1, occupied_run(0, b1), END(b1)))
 		goto give_back_middle;
-	atomic_fetch_or(&fine[w0], START(b0));
+	lone_fetch_or(&fine[w0], START(b0));
 	return (void *)(arena_base + offset_bytes);
 give_back_middle:
 	coarse_clear(w0 + 1, w1);
 give_back_head:
-	atomic_fetch_and(&fine[w0], ~occupied_run(b0, WORD_GRANULES - 1));
+	lone_fetch_and(&fine[w0], ~occupied_run(b0, WORD_GRANULES - 1));
 	return NULL;
 }
 
@@ -246,10 +249,9 @@ bool arena_release(const void *p)
 		if (!(old & START(b0)))
 			return false;
 		b1 = end_in(old, b0);
-	} while (!atomic_compare_exchange_weak(
-	    &fine[w0], &old,
-	    old & ~(START(b0) | (b1 >= 0 ? END(b1) | occupied_run(b0, (uint64_t)b1)
-					 : occupied_run(b0, WORD_GRANULES - 1)))));
+	} while (!lone_cas(&fine[w0], &old,
+			   old & ~(START(b0) | (b1 >= 0 ? END(b1) | occupied_run(b0, (uint64_t)b1)
+							: occupied_run(b0, WORD_GRANULES - 1)))));
 	if (b1 >= 0)
 		return true;
 	/* The rest of the block, which it still holds, up to its end bit. */
@@ -257,8 +259,8 @@ bool arena_release(const void *p)
 	if (last == NO_END)
 		return true; /* cannot happen: a live block has its end bit */
 	w1 = last / WORD_GRANULES;
-	atomic_fetch_and(&fine[w1],
-			 ~(END(last % WORD_GRANULES) | occupied_run(0, last % WORD_GRANULES)));
+	lone_fetch_and(&fine[w1],
+		       ~(END(last % WORD_GRANULES) | occupied_run(0, last % WORD_GRANULES)));
 	coarse_clear(w0 + 1, w1);
 	return true;
 }

@@ -8,7 +8,8 @@
  * occupied bits of its first and last words and the coarse bits of the words
  * between, whose fine words are only read (untouched pages stay the shared zero
  * page: a big block costs no memory for its middle). No lock; every operation on
- * these words is a seq_cst atomic. Soundness:
+ * these words is a seq_cst atomic, or its plain equivalent while the process has
+ * one thread (lone_atomic.h: program order is then the single order). Soundness:
  *  1. Occupied and coarse bits are set only by a compare-and-swap that found them
  *     clear, so each level has at most one holder per granule or word. After its
  *     CAS a fine claim loads the word's coarse bit, and a coarse claim loads the

@@ -23,6 +23,7 @@
 #include "init.h"
 #include "json_line.h"
 #include "log.h"
+#include "lone_atomic.h"
 #include "plan_file.h"
 #include "real_libc.h"
 #include "uthash_libc.h"
@@ -474,8 +475,7 @@ static bool next_entry(size_t size, struct entry_place *e)
 		miss(MISS_PLAN_UNREADABLE);
 		return false;
 	}
-	uint32_t occurrence =
-	    atomic_fetch_add_explicit(&w->next_occurrence, 1, memory_order_relaxed);
+	uint32_t occurrence = lone_fetch_add32(&w->next_occurrence, 1);
 	if (occurrence >= s->entry_count) {
 		miss(MISS_OCCURRENCE_BEYOND);
 		return false;

@@ -1,0 +1,69 @@
+/* Read-modify-writes on shared words that skip the bus lock while the process
+ * has a single thread, as glibc's own malloc does.
+ *
+ * glibc clears __libc_single_threaded in pthread_create before the new thread
+ * exists (and the clone that starts it orders the creator's earlier stores
+ * before anything the new thread does). While it is set, no other thread can
+ * touch the word, so a plain load and store is the whole read-modify-write, and
+ * program order is a single total order of them: every argument made for
+ * seq_cst atomics holds. Once it is clear, these are the seq_cst operations.
+ *
+ * What this gives up: a signal handler that allocates, in a single-threaded
+ * program, between the load and the store of an interrupted operation. Calling
+ * malloc from a signal handler is undefined in POSIX and unsafe in glibc too. */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/single_threaded.h>
+
+static inline bool lone_thread(void)
+{
+	return __builtin_expect(__libc_single_threaded, 1);
+}
+
+/* atomic_compare_exchange_weak: on failure *expected gets the value seen. */
+static inline bool lone_cas(_Atomic uint64_t *word, uint64_t *expected, uint64_t desired)
+{
+	if (lone_thread()) {
+		uint64_t seen = atomic_load_explicit(word, memory_order_relaxed);
+		if (seen != *expected) {
+			*expected = seen;
+			return false;
+		}
+		atomic_store_explicit(word, desired, memory_order_relaxed);
+		return true;
+	}
+	return atomic_compare_exchange_weak(word, expected, desired);
+}
+
+static inline uint64_t lone_fetch_or(_Atomic uint64_t *word, uint64_t bits)
+{
+	if (lone_thread()) {
+		uint64_t old = atomic_load_explicit(word, memory_order_relaxed);
+		atomic_store_explicit(word, old | bits, memory_order_relaxed);
+		return old;
+	}
+	return atomic_fetch_or(word, bits);
+}
+
+static inline uint64_t lone_fetch_and(_Atomic uint64_t *word, uint64_t bits)
+{
+	if (lone_thread()) {
+		uint64_t old = atomic_load_explicit(word, memory_order_relaxed);
+		atomic_store_explicit(word, old & bits, memory_order_relaxed);
+		return old;
+	}
+	return atomic_fetch_and(word, bits);
+}
+
+static inline uint32_t lone_fetch_add32(_Atomic uint32_t *word, uint32_t n)
+{
+	if (lone_thread()) {
+		uint32_t old = atomic_load_explicit(word, memory_order_relaxed);
+		atomic_store_explicit(word, old + n, memory_order_relaxed);
+		return old;
+	}
+	return atomic_fetch_add(word, n);
+}
