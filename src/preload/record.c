@@ -17,6 +17,7 @@
 #include "callsite.h"
 #include "init.h"
 #include "log.h"
+#include "lone_atomic.h"
 #include "plan_store.h"
 #include "real_libc.h"
 #include "recording.h"
@@ -167,6 +168,23 @@ static bool know_own_site(uint32_t site)
 	return know_site(site) && recording_site_lane(&recording, site, thread_lane()) == 0;
 }
 
+/* The record lock around one event. While the process has one thread it is not
+ * taken (lone_atomic.h): nothing else can be in the recording, and this thread's
+ * own signal handler leaves it alone while the guard is set (init.c). */
+static bool record_lock(void)
+{
+	if (lone_thread())
+		return false;
+	pthread_mutex_lock(&record_mutex);
+	return true;
+}
+
+static void record_unlock(bool held)
+{
+	if (held)
+		pthread_mutex_unlock(&record_mutex);
+}
+
 void record_alloc(void *p, size_t size, size_t align)
 {
 	uint32_t site;
@@ -176,21 +194,21 @@ void record_alloc(void *p, size_t size, size_t align)
 		atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
 		return;
 	}
-	pthread_mutex_lock(&record_mutex);
+	bool held = record_lock();
 	alloc_calls_locked++;
 	if (recording_on && know_own_site(site))
 		recording_alloc(&recording, (uintptr_t)p, site, size, align);
-	pthread_mutex_unlock(&record_mutex);
+	record_unlock(held);
 }
 
 void record_free(void *p)
 {
 	if (!p)
 		return;
-	pthread_mutex_lock(&record_mutex);
+	bool held = record_lock();
 	if (recording_on)
 		recording_free(&recording, (uintptr_t)p);
-	pthread_mutex_unlock(&record_mutex);
+	record_unlock(held);
 }
 
 uint64_t record_realloc_begin(void *old)
@@ -199,10 +217,10 @@ uint64_t record_realloc_begin(void *old)
 
 	if (!old)
 		return token;
-	pthread_mutex_lock(&record_mutex);
+	bool held = record_lock();
 	if (recording_on)
 		token = recording_realloc_begin(&recording, (uintptr_t)old);
-	pthread_mutex_unlock(&record_mutex);
+	record_unlock(held);
 	return token;
 }
 
@@ -215,7 +233,7 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 		if (site == CALLSITE_UNKNOWN)
 			site = RECORDING_NO_SITE;
 	}
-	pthread_mutex_lock(&record_mutex);
+	bool held = record_lock();
 	if (new_p)
 		alloc_calls_locked++;
 	if (recording_on && site != RECORDING_NO_SITE && !know_own_site(site))
@@ -223,7 +241,7 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 	if (recording_on)
 		recording_realloc_done(&recording, token, (uintptr_t)old, (uintptr_t)new_p, size,
 				       site);
-	pthread_mutex_unlock(&record_mutex);
+	record_unlock(held);
 }
 
 /* The image's string table: module paths, then the executable path and argv. */
