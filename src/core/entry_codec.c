@@ -57,10 +57,20 @@ static uint8_t flags_of(const struct plan_entry *e)
 			 (e->align_bytes != 1 ? FLAG_ALIGN : 0));
 }
 
+/* Stores all eight bytes of v at p, little-endian, and returns p + width: the
+ * bytes past width are overwritten by what follows, or lie in out's room. */
+static inline uint8_t *put_wide(uint8_t *p, uint64_t v, unsigned width)
+{
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		return put_le(p, v, width);
+	memcpy(p, &v, 8);
+	return p + width;
+}
+
 int64_t entry_codec_encode(const struct plan_entry *entries, uint32_t n, uint8_t *out)
 {
-	unsigned width[COLUMNS] = {0};
-	uint64_t prev_start = 0, prev_granule = 0;
+	unsigned width[COLUMNS];
+	uint64_t any[COLUMNS] = {0}, prev_start = 0, prev_granule = 0;
 	uint8_t *p = out;
 
 	for (uint32_t k = 0; k < n; k++) {
@@ -70,20 +80,22 @@ int64_t entry_codec_encode(const struct plan_entry *entries, uint32_t n, uint8_t
 			return -EINVAL;
 		struct columns c = columns_of(e, prev_start, prev_granule);
 		for (unsigned i = 0; i < COLUMNS; i++)
-			if (width_of(c.v[i]) > width[i])
-				width[i] = width_of(c.v[i]);
+			any[i] |= c.v[i]; /* the widest value sets the highest byte */
 		prev_start = e->t_start;
 		prev_granule = e->offset_bytes / PLAN_GRANULE_BYTES;
 	}
 	for (unsigned i = 0; i < COLUMNS; i++)
-		*p++ = (uint8_t)width[i];
+		*p++ = (uint8_t)(width[i] = width_of(any[i]));
+	/* put_wide may store up to 8 bytes from a column's start. The last of them
+	 * ends at most 4 + 33 n + 8 bytes into out (widths, n records of at most 33
+	 * bytes), within the n * ENTRY_CODEC_MAX_BYTES of its room for every n >= 1. */
 	prev_start = prev_granule = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct plan_entry *e = &entries[k];
 		struct columns c = columns_of(e, prev_start, prev_granule);
 		*p++ = flags_of(e);
 		for (unsigned i = 0; i < COLUMNS; i++)
-			p = put_le(p, c.v[i], width[i]);
+			p = put_wide(p, c.v[i], width[i]);
 		prev_start = e->t_start;
 		prev_granule = e->offset_bytes / PLAN_GRANULE_BYTES;
 	}
