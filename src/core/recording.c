@@ -66,7 +66,9 @@ int recording_init(struct recording *rec)
 
 void recording_fini(struct recording *rec)
 {
-	free_table(rec->ended, rec->ended_capacity * sizeof(*rec->ended));
+	for (uint32_t s = 0; s < rec->site_count; s++)
+		free_table(rec->sites[s].ended,
+			   rec->sites[s].ended_capacity * sizeof(*rec->sites[s].ended));
 	free(rec->sites);
 	free(rec->live);
 	free(rec->in_place);
@@ -180,12 +182,12 @@ static void end_block(struct recording *rec, uint64_t h)
 
 	if (b->current != NO_IN_PLACE)
 		rec->in_place[b->current].t_end = t;
-	rec->ended[rec->ended_count++] = (struct recording_ended){
+	struct recording_site *site = &rec->sites[b->site];
+	site->ended[site->ended_count++] = (struct recording_ended){
 	    .size = b->size,
 	    .offset = offset_allocator_offset(offsets, range), /* within its lane */
 	    .t_start = b->t_start,
 	    .t_end = t,
-	    .site = b->site,
 	    .occurrence = b->occurrence,
 	};
 	offset_allocator_give(offsets, range);
@@ -193,18 +195,19 @@ static void end_block(struct recording *rec, uint64_t h)
 	live_give(rec, i);
 }
 
-/* Makes sure the log has room for every block started and one more. */
-static bool ended_room(struct recording *rec)
+/* Makes sure a site's log has room for every block it started and one more: its
+ * entry count bounds the blocks it started. */
+static bool ended_room(struct recording_site *site)
 {
-	if (rec->blocks_started < rec->ended_capacity)
+	if (site->count < site->ended_capacity)
 		return true;
-	uint64_t cap = rec->ended_capacity ? 2 * rec->ended_capacity : 1024;
-	void *grown = grow_table(rec->ended, rec->ended_capacity * sizeof(*rec->ended),
-				 cap * sizeof(*rec->ended));
+	uint64_t cap = site->ended_capacity ? 2 * site->ended_capacity : 16;
+	void *grown = grow_table(site->ended, site->ended_capacity * sizeof(*site->ended),
+				 cap * sizeof(*site->ended));
 	if (!grown)
 		return false;
-	rec->ended = grown;
-	rec->ended_capacity = cap;
+	site->ended = grown;
+	site->ended_capacity = cap;
 	return true;
 }
 
@@ -216,7 +219,7 @@ static uint64_t new_block(struct recording *rec, uint32_t site, uint64_t size, u
 	uint32_t i, range, lane = rec->sites[site].lane;
 	struct recording_lane *l;
 
-	if (!ended_room(rec) ||
+	if (!ended_room(&rec->sites[site]) ||
 	    (align > 1 && !side_room((void **)&rec->aligned, rec->aligned_count,
 				     &rec->aligned_capacity, sizeof(*rec->aligned))))
 		return RECORDING_NO_TOKEN;
@@ -250,7 +253,6 @@ static uint64_t new_block(struct recording *rec, uint32_t site, uint64_t size, u
 	    .range = range,
 	    .current = NO_IN_PLACE,
 	};
-	rec->blocks_started++;
 	rec->entry_count++;
 	rec->live_bytes += granules * PLAN_GRANULE_BYTES;
 	if (rec->live_bytes > rec->peak_bytes)
@@ -413,7 +415,7 @@ struct build {
 	const struct recording *rec;
 	const struct plan_site *sites; /* with first_entry set */
 	uint64_t base[RECORDING_LANES];
-	struct by_site ended, live, in_place, aligned;
+	struct by_site live, in_place, aligned;
 };
 
 static void place(struct plan_entry *entries, uint32_t s, uint32_t occurrence, uint64_t size,
@@ -436,8 +438,8 @@ static void site_entries(const struct build *b, uint32_t s, struct plan_entry *e
 	const struct recording *rec = b->rec;
 	uint64_t base = b->base[rec->sites[s].lane];
 
-	for (uint64_t k = b->ended.start[s]; k < b->ended.start[s + 1]; k++) {
-		const struct recording_ended *x = &rec->ended[b->ended.order[k]];
+	for (uint64_t k = 0; k < rec->sites[s].ended_count; k++) {
+		const struct recording_ended *x = &rec->sites[s].ended[k];
 		place(entries, s, x->occurrence, x->size, base + x->offset, x->t_start, x->t_end);
 	}
 	for (uint64_t k = b->live.start[s]; k < b->live.start[s + 1]; k++) {
@@ -568,12 +570,10 @@ int recording_build(const struct recording *rec, struct plan_image *image,
 		first += rec->sites[s].count;
 	}
 	b.sites = built->sites;
-	/* Every entry is in exactly one of: the log, a live slot, the in-place list. */
-	r = group_by_site(rec->ended, rec->ended_count, sizeof(*rec->ended),
-			  offsetof(struct recording_ended, site), sc, &b.ended);
-	if (r == 0)
-		r = group_by_site(rec->live, rec->live_used, sizeof(*rec->live),
-				  offsetof(struct recording_live, site), sc, &b.live);
+	/* Every entry is in exactly one of: its site's log, a live slot, the in-place
+	 * list. */
+	r = group_by_site(rec->live, rec->live_used, sizeof(*rec->live),
+			  offsetof(struct recording_live, site), sc, &b.live);
 	if (r == 0)
 		r = group_by_site(rec->in_place, rec->in_place_count, sizeof(*rec->in_place),
 				  offsetof(struct recording_in_place, site), sc, &b.in_place);
@@ -586,7 +586,6 @@ int recording_build(const struct recording *rec, struct plan_image *image,
 	image->record.lower_bound_bytes = rec->peak_bytes;
 	if (r == 0)
 		r = encode_sites(&b, image, built);
-	by_site_free(&b.ended);
 	by_site_free(&b.live);
 	by_site_free(&b.in_place);
 	by_site_free(&b.aligned);

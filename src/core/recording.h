@@ -5,9 +5,9 @@
  *
  * Each entry is written once, when its block ends: what it will say is kept in
  * the block's live slot meanwhile (slots are reused last-freed first, so they stay
- * in cache), and at the end it is appended to a log of ended entries in the order
- * they end, a sequential write. recording_build places each where its site and
- * occurrence say. The rare parts of an entry stay out of the hot path: the
+ * in cache), and at the end it is appended to its site's log of ended entries, a
+ * sequential write. recording_build reads each site's log in order and places its
+ * entries where their occurrences say. The rare parts of an entry stay out of the hot path: the
  * alignment of the few blocks aligned beyond a granule, and the in-place reallocs,
  * are kept in side lists.
  *
@@ -37,9 +37,19 @@
 #include "plan_file.h"
 #include "planner.h"
 
+/* An entry whose block has ended, in its site's log (no alignment: see aligned). */
+struct recording_ended {
+	uint64_t size, offset, t_start, t_end;
+	uint32_t occurrence;
+};
+
 struct recording_site {
 	uint64_t count; /* entries so far: the next one's occurrence */
 	uint32_t lane;	/* the lane its blocks are packed in */
+	/* Its ended entries, in the order they ended; room for every block it started,
+	 * so ending never fails. */
+	struct recording_ended *ended;
+	uint64_t ended_count, ended_capacity;
 };
 
 /* Lanes beyond this share: lane l is packed with lane l % RECORDING_LANES. */
@@ -56,12 +66,6 @@ struct recording_live {
 	uint32_t site, occurrence; /* site: RECORDING_NO_SITE when the slot is unused */
 	uint32_t range;		   /* in the offset allocator; next free slot when unused */
 	uint32_t current;	   /* the in-place realloc now using it, or NO_IN_PLACE */
-};
-
-/* An entry whose block has ended, in the log (no alignment: see aligned). */
-struct recording_ended {
-	uint64_t size, offset, t_start, t_end;
-	uint32_t site, occurrence;
 };
 
 /* An in-place realloc's entry; its offset is its root's. */
@@ -87,8 +91,6 @@ struct recording {
 	struct addr_map by_address;		      /* address -> live slot and range */
 	struct recording_lane *lanes;
 	uint32_t lane_count;
-	struct recording_ended *ended; /* room for every block started, so ending never fails */
-	uint64_t ended_count, ended_capacity, blocks_started;
 	struct recording_in_place *in_place;
 	uint64_t in_place_count, in_place_capacity;
 	struct recording_aligned *aligned;
