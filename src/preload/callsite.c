@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "addr_map.h"
+#include "frame_walk.h"
 #include "modules.h"
 #include "thread_lineage.h"
 
@@ -37,9 +38,12 @@
 #define FAST_CHECK_ONE	(UINT64_C(1) << 32)
 #define FAST_AMBIGUOUS	(UINT64_C(1) << 62)
 #define RECENT_SITES	256
+/* One stack walk in this many is checked by unwinding (stack_of). */
+#define WALK_RECHECK 64
 
 __thread struct callsite_origin callsite_origin __attribute__((tls_model("initial-exec")));
 __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec")));
+__thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-exec")));
 
 struct recent_site {
 	uint64_t key;
@@ -47,6 +51,7 @@ struct recent_site {
 };
 static __thread struct recent_site recent_sites[RECENT_SITES]
     __attribute__((tls_model("initial-exec")));
+static __thread uint32_t walks_since_check __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t callsite_mutex = PTHREAD_MUTEX_INITIALIZER;
 static unsigned callsite_depth;
@@ -73,6 +78,7 @@ int callsite_init(unsigned depth, const struct callsite_interner *in)
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	if (addr_map_init(&raw_to_site, 1024) < 0 || addr_map_init(&module_key_to_index, 64) < 0)
 		return -ENOMEM;
+	frame_walk_init(); /* without it, every stack is unwound */
 	r = module_table_refresh(&modules);
 	if (r < 0)
 		return r;
@@ -153,16 +159,27 @@ static uint32_t resolve_site(void *const *ips, int count)
 	return interner.intern(interner.ctx, key, frames, (uint32_t)count);
 }
 
-/* The cache key for the marked call origin, or 0 if there is none usable. */
-static uint64_t origin_key(void)
+/* The marked call origin, taken (one use per mark); return_address 0 if there is
+ * none usable. */
+static struct callsite_origin take_origin(void)
 {
 	struct callsite_origin origin = callsite_origin;
 	uintptr_t base = callsite_stack_base;
-	uint64_t parts[2];
 
-	callsite_origin.return_address = 0; /* one use per mark */
+	callsite_origin.return_address = 0;
 	if (!origin.return_address || !base || base - origin.frame >= STACK_DEPTH_MAX ||
 	    (origin.return_address >= own_start && origin.return_address < own_end))
+		origin.return_address = 0;
+	return origin;
+}
+
+/* The cache key for a call origin, or 0 if there is none. */
+static uint64_t origin_key(struct callsite_origin origin)
+{
+	uintptr_t base = callsite_stack_base;
+	uint64_t parts[2];
+
+	if (!origin.return_address)
 		return 0;
 	parts[0] = origin.return_address;
 	parts[1] = base - origin.frame;
@@ -170,12 +187,71 @@ static uint64_t origin_key(void)
 	return XXH3_64bits_withSeed(parts, sizeof(parts), ~thread_lineage) | 1;
 }
 
+/* The caller's return addresses, up to the depth, into ips, by libunwind's own
+ * fast trace (it caches what it learns, but gives no stack pointers). Returns
+ * how many. */
+static int fast_trace(void **ips)
+{
+	void *unwound[CALLSITE_MAX_DEPTH + OWN_FRAMES_MAX];
+	int n = unw_backtrace(unwound, (int)callsite_depth + OWN_FRAMES_MAX), first = 0;
+
+	/* memplan's own frames are stripped by module. */
+	while (first < n && (uintptr_t)unwound[first] >= own_start &&
+	       (uintptr_t)unwound[first] < own_end)
+		first++;
+	n -= first;
+	if (n > (int)callsite_depth)
+		n = (int)callsite_depth;
+	memcpy(ips, unwound + first, (size_t)(n > 0 ? n : 0) * sizeof(*ips));
+	return n;
+}
+
+/* The caller's return addresses, up to the depth, into ips: walked from the
+ * origin when its frames are learned, else unwound (learning them). Returns how
+ * many. */
+static int stack_of(struct callsite_origin origin, void **ips)
+{
+	uintptr_t sps[CALLSITE_MAX_DEPTH];
+	int n = FRAME_WALK_NEVER;
+	bool outermost;
+
+	/* The origin's frame is the shim's: its caller's stack pointer is two words up. */
+	if (origin.return_address)
+		n = frame_walk(origin.return_address, origin.frame + 2 * sizeof(uintptr_t),
+			       callsite_stack_top, ips, (int)callsite_depth);
+	/* A frame that keeps one size long enough to be trusted and then changes it
+	 * would be walked wrong: one walk in WALK_RECHECK is compared with
+	 * libunwind's fast trace, and if they differ, unwound again to learn (which
+	 * finds the change and stops the walks through it). */
+	if (n >= 0 && ++walks_since_check < WALK_RECHECK)
+		return n;
+	if (n >= 0) {
+		void *walked[CALLSITE_MAX_DEPTH];
+		int w = n;
+		walks_since_check = 0;
+		memcpy(walked, ips, (size_t)w * sizeof(*ips));
+		n = fast_trace(ips);
+		if (n == w && !memcmp(walked, ips, (size_t)n * sizeof(*ips)))
+			return n;
+		n = FRAME_WALK_LEARNING;
+	}
+	if (n == FRAME_WALK_LEARNING) {
+		n = frame_walk_unwind(own_start, own_end, ips, sps, (int)callsite_depth,
+				      &outermost);
+		pthread_mutex_lock(&callsite_mutex);
+		frame_walk_learn(ips, sps, n, outermost, callsite_stack_top);
+		pthread_mutex_unlock(&callsite_mutex);
+		return n;
+	}
+	return fast_trace(ips);
+}
+
 uint32_t callsite_capture(void)
 {
-	void *ips[CALLSITE_MAX_DEPTH + OWN_FRAMES_MAX];
-	uint64_t value, raw, fast = origin_key();
+	void *ips[CALLSITE_MAX_DEPTH];
+	struct callsite_origin origin = take_origin();
+	uint64_t value, raw, fast = origin_key(origin);
 	uint32_t site;
-	int n, first = 0;
 
 	struct recent_site *recent = &recent_sites[fast % RECENT_SITES];
 	if (fast && recent->key == fast)
@@ -190,22 +266,16 @@ uint32_t callsite_capture(void)
 			return (uint32_t)value;
 		}
 	}
-	n = unw_backtrace(ips, (int)callsite_depth + OWN_FRAMES_MAX);
-
-	while (first < n && (uintptr_t)ips[first] >= own_start && (uintptr_t)ips[first] < own_end)
-		first++;
-	int count = n - first;
-	if (count > (int)callsite_depth)
-		count = (int)callsite_depth;
+	int count = stack_of(origin, ips);
 	if (count <= 0)
 		return CALLSITE_UNKNOWN;
-	raw = XXH3_64bits_withSeed(ips + first, (size_t)count * sizeof(void *), thread_lineage) | 1;
+	raw = XXH3_64bits_withSeed(ips, (size_t)count * sizeof(void *), thread_lineage) | 1;
 
 	pthread_mutex_lock(&callsite_mutex);
 	if (addr_map_get(&raw_to_site, raw, &value)) {
 		site = (uint32_t)value;
 	} else {
-		site = resolve_site(ips + first, count);
+		site = resolve_site(ips, count);
 		addr_map_put(&raw_to_site, raw, site); /* on ENOMEM we just resolve again */
 	}
 	if (fast && addr_map_get(&raw_to_site, fast, &value)) {

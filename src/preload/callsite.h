@@ -2,8 +2,10 @@
  * (module identity, offset) frames and hashed into a key that is the same in every
  * run of the same binaries, whatever ASLR does.
  *
- * Unwinding uses libunwind's unw_backtrace with its per-thread cache. Resolving
- * frames to modules is the slow part, so it is done once per distinct raw stack:
+ * The raw stack comes from a walk on learned frame sizes (frame_walk.h) where
+ * every frame on it has been learned, else from libunwind, which teaches the
+ * walk. Resolving frames to modules is the slow part, so it is done once per
+ * distinct raw stack:
  * a cache maps the hash of the raw return addresses (stable within one process) to
  * the site index the owner interned for it. memplan's own frames are stripped by
  * module, not by count. The calling thread's lineage name (thread_lineage.h) is
@@ -27,8 +29,13 @@ struct callsite_origin {
 };
 
 extern __thread struct callsite_origin callsite_origin __attribute__((tls_model("initial-exec")));
-/* The top of the calling thread's stack as memplan knows it, or 0 if unknown. */
+/* The top of the calling thread's stack as memplan knows it, or 0 if unknown:
+ * where its depth is measured from. */
 extern __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec")));
+/* The end of the calling thread's stack mapping (the caller frames of its start
+ * routine lie below it), or 0 if unknown: how far stack walks may read
+ * (frame_walk.h). */
+extern __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-exec")));
 
 /* Notes the caller of the exported function this is expanded in. */
 #define CALLSITE_MARK()                                                                            \

@@ -1,0 +1,56 @@
+/* Walking the stack from learned frame sizes (x86-64), so that capturing a call
+ * site costs a few loads instead of an unwind.
+ *
+ * Unwinding finds each caller from the unwind tables, which is what libunwind
+ * spends its time on. But at a given return address the frame of the function
+ * it returns into has, in compiled code, one size (unless that function sizes
+ * its frame at run time: alloca, realignment). Once the size is known, the
+ * caller's return address is one load: it lies just below the caller's stack
+ * pointer, which is this frame's stack pointer plus the size.
+ *
+ * The sizes are learned from libunwind's own walks (frame_walk_unwind and
+ * frame_walk_learn): the
+ * difference between the stack pointers of consecutive frames, accepted only if
+ * the next return address is found where that size puts it. A size is trusted
+ * once FRAME_WALK_CHECKS walks agreed on it; one walk that disagrees marks the
+ * return address as varying, and walks through it always go to libunwind. The
+ * outermost frame (no caller) is learned the same way.
+ *
+ * A wrong size can only give wrong frames, never a fault: every load is a word
+ * between the walk's first stack pointer and the thread's stack base, and each
+ * frame must lie above the one before. Readers take no lock; learning happens
+ * under the caller's lock. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FRAME_WALK_CHECKS 4
+
+/* What frame_walk returns when it cannot finish: */
+#define FRAME_WALK_LEARNING (-1) /* a frame not learned yet: unwind and learn */
+#define FRAME_WALK_NEVER    (-2) /* a frame that cannot be walked: just unwind */
+
+/* Reserves the table of sizes. Returns 0 or a negative errno; without it every
+ * walk returns FRAME_WALK_NEVER. */
+int frame_walk_init(void);
+
+/* The return addresses of up to max frames, from the one that returns to ra with
+ * stack pointer sp (the caller's, once ra is returned to), into ips. base is the
+ * top of the thread's stack. Returns how many (fewer than max only at the
+ * outermost frame), or FRAME_WALK_LEARNING or FRAME_WALK_NEVER. Lock-free. */
+int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base, void **ips, int max);
+
+/* Unwinds the calling thread with libunwind, as unw_backtrace does: skips the
+ * frames whose return addresses lie in [skip_start, skip_end) before the first
+ * kept one, keeps up to max return addresses in ips and the frames' stack
+ * pointers in sps, and sets *outermost if the last kept frame has no caller.
+ * Returns how many. Thread-safe. */
+int frame_walk_unwind(uintptr_t skip_start, uintptr_t skip_end, void **ips, uintptr_t *sps, int max,
+		      bool *outermost);
+
+/* Learns the frame sizes that a frame_walk_unwind of the calling thread found,
+ * before the frames it saw return. base: as for frame_walk (0: learns nothing).
+ * One learner at a time: call under the caller's lock. */
+void frame_walk_learn(void *const *ips, const uintptr_t *sps, int n, bool outermost,
+		      uintptr_t base);

@@ -1,0 +1,179 @@
+/* frame_walk against libunwind, on stacks of many shapes: recursion of random
+ * depth, calls through a table of functions with different frames, frames sized
+ * at run time (alloca), and a second thread. Every walk that finishes must give
+ * exactly libunwind's return addresses; frames whose size changes must stop
+ * being walked; and most captures must be walked once the sizes are learned. */
+#define _GNU_SOURCE
+#include <alloca.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "frame_walk.h"
+
+extern void *__libc_stack_end;
+
+static __thread uintptr_t stack_top;
+static __thread uint64_t seed;
+static __thread int captures, walked, refused;
+/* Set while a frame is known to have changed its size under a trusted walk:
+ * that one walk may be wrong, the next through it must not be. */
+static __thread bool lenient;
+
+/* What an allocation shim does: notes its caller's return address and stack
+ * pointer, then compares a walk from them with libunwind and teaches the table. */
+static __attribute__((noinline)) void capture(void)
+{
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(uintptr_t);
+	void *ips[64], *walk[64];
+	uintptr_t sps[64];
+	bool outermost;
+	int n = frame_walk_unwind(0, 0, ips, sps, 64, &outermost), k = 0;
+
+	while (k < n && (uintptr_t)ips[k] != ra)
+		k++;
+	/* The shim's frame is where the walk starts: libunwind must agree. */
+	CHECK(k < n && sps[k] == sp);
+	int want = n - k;
+	int w = frame_walk(ra, sp, stack_top, walk, want);
+	captures++;
+	if (w >= 0) {
+		bool same = w == want && memcmp(walk, ips + k, (size_t)w * sizeof(void *)) == 0;
+		CHECK(same || lenient);
+		walked += same;
+	} else {
+		CHECK(w == FRAME_WALK_LEARNING || w == FRAME_WALK_NEVER);
+		refused += w == FRAME_WALK_NEVER;
+	}
+	frame_walk_learn(ips + k, sps + k, want, outermost, stack_top);
+}
+
+static uint64_t next_random(void)
+{
+	seed = seed * 6364136223846793005u + 1442695040888963407u;
+	return seed >> 33;
+}
+
+static __attribute__((noinline)) void recurse(int depth)
+{
+	volatile char pad[24];
+	pad[0] = (char)depth;
+	if (depth > 0)
+		recurse(depth - 1);
+	else
+		capture();
+	pad[1] = pad[0];
+}
+
+static __attribute__((noinline)) void small_frame(void)
+{
+	capture();
+}
+
+static __attribute__((noinline)) void big_frame(void)
+{
+	volatile char pad[4000];
+	pad[0] = 1;
+	capture();
+	pad[1] = pad[0];
+}
+
+static __attribute__((noinline)) void through_recursion(void)
+{
+	recurse((int)(next_random() % 5));
+}
+
+static void (*const table[])(void) = {small_frame, big_frame, through_recursion};
+
+static __attribute__((noinline)) void dispatch(unsigned i)
+{
+	table[i % 3]();
+}
+
+/* A frame sized at run time. */
+static __attribute__((noinline)) void sized(size_t bytes)
+{
+	volatile char *p = alloca(bytes);
+	p[0] = 1;
+	capture();
+	p[bytes - 1] = p[0];
+}
+
+/* The same, for the frame that changes its size late (main). */
+static __attribute__((noinline)) void sized_late(size_t bytes)
+{
+	volatile char *p = alloca(bytes);
+	p[0] = 1;
+	capture();
+	p[bytes - 1] = p[0];
+}
+
+static void shapes(void)
+{
+	for (int round = 0; round < 3000; round++) {
+		switch (next_random() % 3) {
+		case 0:
+			recurse((int)(next_random() % 20));
+			break;
+		case 1:
+			dispatch((unsigned)next_random());
+			break;
+		default:
+			sized(16 + next_random() % 4096);
+			break;
+		}
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	pthread_attr_t attr;
+	void *low;
+	size_t bytes;
+
+	CHECK(pthread_getattr_np(pthread_self(), &attr) == 0);
+	CHECK(pthread_attr_getstack(&attr, &low, &bytes) == 0);
+	pthread_attr_destroy(&attr);
+	stack_top = (uintptr_t)low + bytes;
+	seed = (uintptr_t)arg;
+	shapes();
+	CHECK(walked > captures / 2);
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t thread;
+
+	CHECK(frame_walk_init() == 0);
+	stack_top = (uintptr_t)__libc_stack_end;
+	seed = 1;
+	shapes();
+	/* Learned after a few captures each, most stacks are walked; those through
+	 * the run-time sized frame are refused, never wrong. */
+	CHECK(walked > captures / 2);
+	CHECK(refused > 0);
+
+	CHECK(pthread_create(&thread, NULL, thread_main, (void *)7) == 0);
+	CHECK(pthread_join(thread, NULL) == 0);
+
+	/* A frame that kept one size long enough to be trusted, then changed: the
+	 * walk that meets the change may be wrong (callsite.c cross-checks walks
+	 * for this), but once it has been unwound the frame is never walked again. */
+	for (int i = 0; i < 10; i++)
+		sized_late(64);
+	lenient = true;
+	sized_late(3000);
+	lenient = false;
+	int refused_before = refused;
+	for (int i = 0; i < 10; i++)
+		sized_late(64);
+	CHECK(refused == refused_before + 10);
+
+	printf("%d captures, %d walked, %d refused\n", captures, walked, refused);
+	return 0;
+}
