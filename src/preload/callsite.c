@@ -16,6 +16,7 @@
 
 #include "addr_map.h"
 #include "frame_walk.h"
+#include "lone_atomic.h"
 #include "modules.h"
 #include "thread_lineage.h"
 
@@ -38,6 +39,8 @@
 #define FAST_CHECK_ONE	(UINT64_C(1) << 32)
 #define FAST_AMBIGUOUS	(UINT64_C(1) << 62)
 #define RECENT_SITES	256
+/* In the per-thread cache: a depth key known to be ambiguous. */
+#define RECENT_AMBIGUOUS (UINT32_MAX - 1)
 /* One stack walk in this many is checked by unwinding (stack_of). */
 #define WALK_RECHECK 64
 
@@ -159,6 +162,23 @@ static uint32_t resolve_site(void *const *ips, int count)
 	return interner.intern(interner.ctx, key, frames, (uint32_t)count);
 }
 
+/* The call-site lock around the tables that captures read and fill. While the
+ * process has one thread it is not taken (lone_atomic.h): nothing else reads
+ * them, and a signal handler on this thread does not while the guard is set. */
+static bool lock_if_threaded(void)
+{
+	if (lone_thread())
+		return false;
+	pthread_mutex_lock(&callsite_mutex);
+	return true;
+}
+
+static void unlock_if_held(bool held)
+{
+	if (held)
+		pthread_mutex_unlock(&callsite_mutex);
+}
+
 /* The marked call origin, taken (one use per mark); return_address 0 if there is
  * none usable. */
 static struct callsite_origin take_origin(void)
@@ -238,9 +258,9 @@ static int stack_of(struct callsite_origin origin, void **ips)
 	if (n == FRAME_WALK_LEARNING) {
 		n = frame_walk_unwind(own_start, own_end, ips, sps, (int)callsite_depth,
 				      &outermost);
-		pthread_mutex_lock(&callsite_mutex);
+		bool held = lock_if_threaded();
 		frame_walk_learn(ips, sps, n, outermost, callsite_stack_top);
-		pthread_mutex_unlock(&callsite_mutex);
+		unlock_if_held(held);
 		return n;
 	}
 	return fast_trace(ips);
@@ -254,24 +274,33 @@ uint32_t callsite_capture(void)
 	uint32_t site;
 
 	struct recent_site *recent = &recent_sites[fast % RECENT_SITES];
-	if (fast && recent->key == fast)
+	bool ambiguous = fast && recent->key == fast && recent->site == RECENT_AMBIGUOUS;
+	if (fast && recent->key == fast && !ambiguous)
 		return recent->site;
-	if (fast) {
-		pthread_mutex_lock(&callsite_mutex);
-		bool trusted = addr_map_get(&raw_to_site, fast, &value) &&
-			       !(value & FAST_AMBIGUOUS) && value >> 32 >= FAST_KEY_CHECKS;
-		pthread_mutex_unlock(&callsite_mutex);
-		if (trusted) {
+	if (fast && !ambiguous) {
+		bool held = lock_if_threaded();
+		bool found = addr_map_get(&raw_to_site, fast, &value);
+		unlock_if_held(held);
+		if (found && !(value & FAST_AMBIGUOUS) && value >> 32 >= FAST_KEY_CHECKS) {
 			*recent = (struct recent_site){fast, (uint32_t)value};
 			return (uint32_t)value;
+		}
+		if (found && (value & FAST_AMBIGUOUS)) {
+			*recent = (struct recent_site){fast, RECENT_AMBIGUOUS};
+			ambiguous = true;
 		}
 	}
 	int count = stack_of(origin, ips);
 	if (count <= 0)
 		return CALLSITE_UNKNOWN;
 	raw = XXH3_64bits_withSeed(ips, (size_t)count * sizeof(void *), thread_lineage) | 1;
+	/* An ambiguous key's stacks are told apart by their raw hashes, which the
+	 * per-thread cache keeps too. Nothing is left to count for it. */
+	struct recent_site *recent_raw = &recent_sites[raw % RECENT_SITES];
+	if (ambiguous && recent_raw->key == raw)
+		return recent_raw->site;
 
-	pthread_mutex_lock(&callsite_mutex);
+	bool held = lock_if_threaded();
 	if (addr_map_get(&raw_to_site, raw, &value)) {
 		site = (uint32_t)value;
 	} else {
@@ -286,7 +315,9 @@ uint32_t callsite_capture(void)
 	} else if (fast && raw_to_site.count < FAST_KEYS_MAX) {
 		addr_map_put(&raw_to_site, fast, site);
 	}
-	pthread_mutex_unlock(&callsite_mutex);
+	unlock_if_held(held);
+	if (ambiguous && site != CALLSITE_UNKNOWN)
+		*recent_raw = (struct recent_site){raw, site};
 	return site;
 }
 
