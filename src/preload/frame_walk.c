@@ -21,6 +21,8 @@
 #define VARIES UINT32_MAX
 /* size of the outermost frame: there is no caller to go on to. */
 #define OUTERMOST UINT32_MAX
+/* What learn is told of a frame that cannot be walked: it is marked VARIES. */
+#define UNWALKABLE (UINT32_MAX - 1)
 /* Frames bigger than this are not learned (a walk across stacks, say). */
 #define FRAME_BYTES_MAX (UINT64_C(1) << 24)
 
@@ -107,7 +109,8 @@ static void learn(uint64_t ip, uint32_t size)
 		uint64_t at = atomic_load_explicit(&s->ip, memory_order_relaxed);
 		if (!at) {
 			s->size = size;
-			atomic_store_explicit(&s->state, 1, memory_order_relaxed);
+			atomic_store_explicit(&s->state, size == UNWALKABLE ? VARIES : 1,
+					      memory_order_relaxed);
 			atomic_store_explicit(&s->ip, ip, memory_order_release);
 			return;
 		}
@@ -116,7 +119,7 @@ static void learn(uint64_t ip, uint32_t size)
 		uint32_t state = atomic_load_explicit(&s->state, memory_order_relaxed);
 		if (state == VARIES)
 			return;
-		if (s->size != size)
+		if (s->size != size || size == UNWALKABLE)
 			atomic_store_explicit(&s->state, VARIES, memory_order_relaxed);
 		else if (state < FRAME_WALK_CHECKS)
 			atomic_store_explicit(&s->state, state + 1, memory_order_relaxed);
@@ -161,10 +164,13 @@ frame_walk_learn(void *const *ips, const uintptr_t *sps, int n, bool outermost, 
 	 * caller's return address lies just below it, as a call leaves it. */
 	for (int k = 0; k + 1 < n; k++) {
 		uintptr_t caller_sp = sps[k + 1];
-		if (caller_sp > sps[k] && caller_sp <= base &&
+		bool a_call =
+		    caller_sp > sps[k] && caller_sp <= base &&
 		    caller_sp - sps[k] < FRAME_BYTES_MAX &&
-		    *(const uintptr_t *)(caller_sp - sizeof(uintptr_t)) == (uintptr_t)ips[k + 1])
-			learn((uintptr_t)ips[k], (uint32_t)(caller_sp - sps[k]));
+		    *(const uintptr_t *)(caller_sp - sizeof(uintptr_t)) == (uintptr_t)ips[k + 1];
+		/* Not a plain call (a signal frame, another stack): never walked, so it
+		 * is not unwound again and again to learn what cannot be learned. */
+		learn((uintptr_t)ips[k], a_call ? (uint32_t)(caller_sp - sps[k]) : UNWALKABLE);
 	}
 	if (outermost)
 		learn((uintptr_t)ips[n - 1], OUTERMOST);

@@ -12,9 +12,10 @@
  * frame_walk_learn): the
  * difference between the stack pointers of consecutive frames, accepted only if
  * the next return address is found where that size puts it. A size is trusted
- * once FRAME_WALK_CHECKS walks agreed on it; one walk that disagrees marks the
- * return address as varying, and walks through it always go to libunwind. The
- * outermost frame (no caller) is learned the same way.
+ * once FRAME_WALK_CHECKS walks agreed on it; one walk that disagrees, or a frame
+ * that is no plain call (a signal frame), marks the return address as varying,
+ * and walks through it always go to libunwind. The outermost frame (no caller)
+ * is learned like a size.
  *
  * A wrong size can only give wrong frames, never a fault: every load is a word
  * between the walk's first stack pointer and the thread's stack base, and each
