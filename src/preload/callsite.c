@@ -41,6 +41,9 @@
 #define RECENT_SITES	256
 /* In the per-thread cache: a depth key known to be ambiguous. */
 #define RECENT_AMBIGUOUS (UINT32_MAX - 1)
+/* Uses of an ambiguous depth key, in one thread, before its stacks' frames are
+ * learned for walking. */
+#define LEARN_AFTER_USES 32
 /* One stack walk in this many is checked by unwinding (stack_of). */
 #define WALK_RECHECK 64
 
@@ -51,6 +54,7 @@ __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-exec")))
 struct recent_site {
 	uint64_t key;
 	uint32_t site;
+	uint32_t uses; /* of an ambiguous key, while it stays cached */
 };
 static __thread struct recent_site recent_sites[RECENT_SITES]
     __attribute__((tls_model("initial-exec")));
@@ -227,9 +231,10 @@ static int fast_trace(void **ips)
 }
 
 /* The caller's return addresses, up to the depth, into ips: walked from the
- * origin when its frames are learned, else unwound (learning them). Returns how
- * many. */
-static int stack_of(struct callsite_origin origin, void **ips)
+ * origin when its frames are learned, else unwound, learning them if learn is
+ * set (an unwind that also gives stack pointers costs several times more).
+ * Returns how many. */
+static int stack_of(struct callsite_origin origin, void **ips, bool learn)
 {
 	uintptr_t sps[CALLSITE_MAX_DEPTH];
 	int n = FRAME_WALK_NEVER;
@@ -255,7 +260,7 @@ static int stack_of(struct callsite_origin origin, void **ips)
 			return n;
 		n = FRAME_WALK_LEARNING;
 	}
-	if (n == FRAME_WALK_LEARNING) {
+	if (n == FRAME_WALK_LEARNING && learn) {
 		n = frame_walk_unwind(own_start, own_end, ips, sps, (int)callsite_depth,
 				      &outermost);
 		bool held = lock_if_threaded();
@@ -275,6 +280,8 @@ uint32_t callsite_capture(void)
 
 	struct recent_site *recent = &recent_sites[fast % RECENT_SITES];
 	bool ambiguous = fast && recent->key == fast && recent->site == RECENT_AMBIGUOUS;
+	if (ambiguous && recent->uses < LEARN_AFTER_USES)
+		recent->uses++;
 	if (fast && recent->key == fast && !ambiguous)
 		return recent->site;
 	if (fast && !ambiguous) {
@@ -282,15 +289,19 @@ uint32_t callsite_capture(void)
 		bool found = addr_map_get(&raw_to_site, fast, &value);
 		unlock_if_held(held);
 		if (found && !(value & FAST_AMBIGUOUS) && value >> 32 >= FAST_KEY_CHECKS) {
-			*recent = (struct recent_site){fast, (uint32_t)value};
+			*recent = (struct recent_site){fast, (uint32_t)value, 0};
 			return (uint32_t)value;
 		}
 		if (found && (value & FAST_AMBIGUOUS)) {
-			*recent = (struct recent_site){fast, RECENT_AMBIGUOUS};
+			*recent = (struct recent_site){fast, RECENT_AMBIGUOUS, 1};
 			ambiguous = true;
 		}
 	}
-	int count = stack_of(origin, ips);
+	/* Learning a stack's frames takes an unwind that costs many ordinary ones
+	 * (libunwind then looks up each frame's unwind entry anew), so it is done
+	 * only for stacks behind a depth key that cannot name the site and is used
+	 * often; every other stack is unwound as cheaply as can be. */
+	int count = stack_of(origin, ips, ambiguous && recent->uses >= LEARN_AFTER_USES);
 	if (count <= 0)
 		return CALLSITE_UNKNOWN;
 	raw = XXH3_64bits_withSeed(ips, (size_t)count * sizeof(void *), thread_lineage) | 1;
@@ -317,7 +328,7 @@ uint32_t callsite_capture(void)
 	}
 	unlock_if_held(held);
 	if (ambiguous && site != CALLSITE_UNKNOWN)
-		*recent_raw = (struct recent_site){raw, site};
+		*recent_raw = (struct recent_site){raw, site, 0};
 	return site;
 }
 
