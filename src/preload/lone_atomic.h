@@ -9,8 +9,10 @@
  * seq_cst atomics holds. Once it is clear, these are the seq_cst operations.
  *
  * What this gives up: a signal handler that allocates, in a single-threaded
- * program, between the load and the store of an interrupted operation. Calling
- * malloc from a signal handler is undefined in POSIX and unsafe in glibc too. */
+ * program, between the load and the store of an interrupted operation (calling
+ * malloc from a signal handler is undefined in POSIX and unsafe in glibc too);
+ * and threads made without pthread_create (a raw clone), which glibc does not
+ * see either, so its own malloc is unsafe for them as well. */
 #pragma once
 
 #include <stdatomic.h>
