@@ -60,6 +60,9 @@ static __thread struct recent_site recent_sites[RECENT_SITES]
     __attribute__((tls_model("initial-exec")));
 static __thread uint32_t walks_since_check __attribute__((tls_model("initial-exec")));
 
+/* Around the tables that captures read and fill; not taken while the process has
+ * one thread (lone_lock): a signal handler on this thread keeps out while the
+ * guard is set. */
 static pthread_mutex_t callsite_mutex = PTHREAD_MUTEX_INITIALIZER;
 static unsigned callsite_depth;
 static struct callsite_interner interner;
@@ -166,23 +169,6 @@ static uint32_t resolve_site(void *const *ips, int count)
 	return interner.intern(interner.ctx, key, frames, (uint32_t)count);
 }
 
-/* The call-site lock around the tables that captures read and fill. While the
- * process has one thread it is not taken (lone_atomic.h): nothing else reads
- * them, and a signal handler on this thread does not while the guard is set. */
-static bool lock_if_threaded(void)
-{
-	if (lone_thread())
-		return false;
-	pthread_mutex_lock(&callsite_mutex);
-	return true;
-}
-
-static void unlock_if_held(bool held)
-{
-	if (held)
-		pthread_mutex_unlock(&callsite_mutex);
-}
-
 /* The marked call origin, taken (one use per mark); return_address 0 if there is
  * none usable. */
 static struct callsite_origin take_origin(void)
@@ -263,9 +249,9 @@ static int stack_of(struct callsite_origin origin, void **ips, bool learn)
 	if (n == FRAME_WALK_LEARNING && learn) {
 		n = frame_walk_unwind(own_start, own_end, ips, sps, (int)callsite_depth,
 				      &outermost);
-		bool held = lock_if_threaded();
+		bool held = lone_lock(&callsite_mutex);
 		frame_walk_learn(ips, sps, n, outermost, callsite_stack_top);
-		unlock_if_held(held);
+		lone_unlock(&callsite_mutex, held);
 		return n;
 	}
 	return fast_trace(ips);
@@ -285,9 +271,9 @@ uint32_t callsite_capture(void)
 	if (fast && recent->key == fast && !ambiguous)
 		return recent->site;
 	if (fast && !ambiguous) {
-		bool held = lock_if_threaded();
+		bool held = lone_lock(&callsite_mutex);
 		bool found = addr_map_get(&raw_to_site, fast, &value);
-		unlock_if_held(held);
+		lone_unlock(&callsite_mutex, held);
 		if (found && !(value & FAST_AMBIGUOUS) && value >> 32 >= FAST_KEY_CHECKS) {
 			*recent = (struct recent_site){fast, (uint32_t)value, 0};
 			return (uint32_t)value;
@@ -311,7 +297,7 @@ uint32_t callsite_capture(void)
 	if (ambiguous && recent_raw->key == raw)
 		return recent_raw->site;
 
-	bool held = lock_if_threaded();
+	bool held = lone_lock(&callsite_mutex);
 	if (addr_map_get(&raw_to_site, raw, &value)) {
 		site = (uint32_t)value;
 	} else {
@@ -326,7 +312,7 @@ uint32_t callsite_capture(void)
 	} else if (fast && raw_to_site.count < FAST_KEYS_MAX) {
 		addr_map_put(&raw_to_site, fast, site);
 	}
-	unlock_if_held(held);
+	lone_unlock(&callsite_mutex, held);
 	if (ambiguous && site != CALLSITE_UNKNOWN)
 		*recent_raw = (struct recent_site){raw, site, 0};
 	return site;

@@ -15,6 +15,7 @@
  * see either, so its own malloc is unsafe for them as well. */
 #pragma once
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -68,4 +69,22 @@ static inline uint32_t lone_fetch_add32(_Atomic uint32_t *word, uint32_t n)
 		return old;
 	}
 	return atomic_fetch_add(word, n);
+}
+
+/* Takes mutex unless the process has one thread; returns whether it did, for
+ * lone_unlock. For a lock that only keeps threads apart: with one thread there is
+ * nothing to keep apart (a signal handler on this thread must keep out by other
+ * means, as memplan's do while the guard is set). */
+static inline bool lone_lock(pthread_mutex_t *mutex)
+{
+	if (lone_thread())
+		return false;
+	pthread_mutex_lock(mutex);
+	return true;
+}
+
+static inline void lone_unlock(pthread_mutex_t *mutex, bool held)
+{
+	if (held)
+		pthread_mutex_unlock(mutex);
 }

@@ -30,6 +30,9 @@ struct site_index {
 	UT_hash_handle hh;
 };
 
+/* Around each event; not taken while the process has one thread (lone_lock):
+ * nothing else can be in the recording, and this thread's own signal handler
+ * leaves it alone while the guard is set (init.c). */
 static pthread_mutex_t record_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct recording recording;
 /* Allocation calls: those recorded are counted under the lock, which they take
@@ -168,23 +171,6 @@ static bool know_own_site(uint32_t site)
 	return know_site(site) && recording_site_lane(&recording, site, thread_lane()) == 0;
 }
 
-/* The record lock around one event. While the process has one thread it is not
- * taken (lone_atomic.h): nothing else can be in the recording, and this thread's
- * own signal handler leaves it alone while the guard is set (init.c). */
-static bool record_lock(void)
-{
-	if (lone_thread())
-		return false;
-	pthread_mutex_lock(&record_mutex);
-	return true;
-}
-
-static void record_unlock(bool held)
-{
-	if (held)
-		pthread_mutex_unlock(&record_mutex);
-}
-
 void record_alloc(void *p, size_t size, size_t align)
 {
 	uint32_t site;
@@ -194,21 +180,21 @@ void record_alloc(void *p, size_t size, size_t align)
 		atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
 		return;
 	}
-	bool held = record_lock();
+	bool held = lone_lock(&record_mutex);
 	alloc_calls_locked++;
 	if (recording_on && know_own_site(site))
 		recording_alloc(&recording, (uintptr_t)p, site, size, align);
-	record_unlock(held);
+	lone_unlock(&record_mutex, held);
 }
 
 void record_free(void *p)
 {
 	if (!p)
 		return;
-	bool held = record_lock();
+	bool held = lone_lock(&record_mutex);
 	if (recording_on)
 		recording_free(&recording, (uintptr_t)p);
-	record_unlock(held);
+	lone_unlock(&record_mutex, held);
 }
 
 uint64_t record_realloc_begin(void *old)
@@ -217,10 +203,10 @@ uint64_t record_realloc_begin(void *old)
 
 	if (!old)
 		return token;
-	bool held = record_lock();
+	bool held = lone_lock(&record_mutex);
 	if (recording_on)
 		token = recording_realloc_begin(&recording, (uintptr_t)old);
-	record_unlock(held);
+	lone_unlock(&record_mutex, held);
 	return token;
 }
 
@@ -233,7 +219,7 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 		if (site == CALLSITE_UNKNOWN)
 			site = RECORDING_NO_SITE;
 	}
-	bool held = record_lock();
+	bool held = lone_lock(&record_mutex);
 	if (new_p)
 		alloc_calls_locked++;
 	if (recording_on && site != RECORDING_NO_SITE && !know_own_site(site))
@@ -241,7 +227,7 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 	if (recording_on)
 		recording_realloc_done(&recording, token, (uintptr_t)old, (uintptr_t)new_p, size,
 				       site);
-	record_unlock(held);
+	lone_unlock(&record_mutex, held);
 }
 
 /* The image's string table: module paths, then the executable path and argv. */
