@@ -38,7 +38,18 @@
  *     once nothing refers to the old block. arena_block_bytes reads the same.
  *  4. arena_claim refuses offsets that are not granule multiples and ranges past
  *     the arena's last granule, so no claim reaches outside the mapping.
- * Hence no two live blocks ever overlap, even with a hostile plan. This is
+ *  5. With one thread the read-modify-writes are a plain load and store
+ *     (lone_atomic.h). A signal handler that frees an arena block between the
+ *     load and the store of an operation it interrupted has its update undone
+ *     when the store lands; memplan never claims inside its own code (the shims
+ *     send a nested malloc to libc, and a nested realloc claims nothing), so
+ *     what is undone is (part of) a release: granules that look occupied, a
+ *     miss later. The block's start bit may outlive its end; only freeing that
+ *     pointer again, a double free inside a signal handler, could then act on
+ *     it. Allocating in a signal handler is undefined in POSIX and corrupts
+ *     glibc's own heap in the same case.
+ * Hence no two live blocks ever overlap, even with a hostile plan (with one
+ * thread, short of the double free of 5). This is
  * cheaper than "every block this entry overlays was issued and freed", which
  * needs the overlay sets of a plan we cannot trust. */
 #pragma once
@@ -64,7 +75,8 @@ int arena_map(uint64_t bytes, bool prefault);
 
 /* Claims size_bytes (rounded up to granules) at offset_bytes (a granule multiple
  * inside the arena) if those granules are free. Returns the block or NULL (busy).
- * Thread-safe and lock-free; async-signal-safe; does not allocate. */
+ * Thread-safe and lock-free; does not allocate. With one thread it must not
+ * interrupt another arena operation of this thread (see 5 above). */
 void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes);
 
 /* Warms the cache for a claim at offset_bytes that is likely to come soon: the

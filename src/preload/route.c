@@ -77,11 +77,14 @@ void route_free(void *p)
 }
 
 /* realloc of an arena block: in place if it fits the planned size, else moved to
- * the next planned block of the caller's site or to libc. */
-static void *realloc_arena(void *p, size_t size)
+ * the next planned block of the caller's site or to libc. Called inside memplan
+ * already (a signal handler that interrupted it), it claims nothing: with one
+ * thread the arena's words are updated without atomics (lone_atomic.h), and a
+ * claim must never interleave with one it interrupted. */
+static void *realloc_arena(void *p, size_t size, bool nested)
 {
 	size_t planned = arena_block_bytes(p);
-	bool replaying = preload_mode_now() == PRELOAD_REPLAY;
+	bool replaying = preload_mode_now() == PRELOAD_REPLAY && !nested;
 	void *q = NULL;
 
 	if (!planned)
@@ -151,8 +154,9 @@ void *route_realloc(void *p, size_t size)
 		route_free(p);
 		return NULL;
 	}
+	bool nested = guard_active();
 	guard_enter();
-	q = arena_owns(p) ? realloc_arena(p, size) : realloc_libc(p, size);
+	q = arena_owns(p) ? realloc_arena(p, size, nested) : realloc_libc(p, size);
 	guard_leave();
 	return q;
 }
