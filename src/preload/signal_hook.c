@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "signal_hook.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -98,4 +99,59 @@ MEMPLAN_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	if (sigaction(sig, &act, &old) < 0)
 		return SIG_ERR;
 	return old.sa_handler;
+}
+
+/* The other ways glibc offers to set a disposition call its sigaction inside libc,
+ * out of memplan's reach: each is rebuilt here on the sigaction above, with the
+ * flags glibc gives it. */
+
+/* glibc declares it only for older X/Open levels than _GNU_SOURCE asks for. */
+sighandler_t bsd_signal(int sig, sighandler_t handler);
+
+MEMPLAN_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	return signal(sig, handler);
+}
+
+/* System V semantics: the handler runs once, and the signal is not blocked in it. */
+MEMPLAN_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	struct sigaction act = {.sa_handler = handler, .sa_flags = SA_RESETHAND | SA_NODEFER}, old;
+
+	if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	sigemptyset(&act.sa_mask);
+	if (sigaction(sig, &act, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* SIG_HOLD blocks the signal; any other disposition is set and unblocks it. The
+ * answer is SIG_HOLD if the signal was blocked, else the disposition before. */
+MEMPLAN_EXPORT sighandler_t sigset(int sig, sighandler_t disposition)
+{
+	struct sigaction act = {.sa_handler = disposition}, old;
+	sigset_t one, before;
+
+	if (disposition == SIG_ERR || sig < 1 || sig >= NSIG) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	if (disposition == SIG_HOLD) {
+		if (sigprocmask(SIG_BLOCK, &one, &before) < 0)
+			return SIG_ERR;
+		if (sigismember(&before, sig))
+			return SIG_HOLD;
+		if (sigaction(sig, NULL, &old) < 0)
+			return SIG_ERR;
+		return old.sa_handler;
+	}
+	sigemptyset(&act.sa_mask);
+	if (sigaction(sig, &act, &old) < 0 || sigprocmask(SIG_UNBLOCK, &one, &before) < 0)
+		return SIG_ERR;
+	return sigismember(&before, sig) ? SIG_HOLD : old.sa_handler;
 }

@@ -7,7 +7,7 @@
 
 # SIGINT and SIGQUIT at their defaults, as in a terminal, whatever the test runner
 # left them at (a shell starts background commands with them ignored).
-for how in return exit _exit _Exit abort segv term int dispositions exec execlp; do
+for how in return exit _exit _Exit abort segv term int sysv_signal bsd_signal sigset dispositions exec execlp; do
   run_plain "$how" env --default-signal=INT,QUIT "$PROGRAMS/exit_paths" "$how"
   run_record "$how" env --default-signal=INT,QUIT "$PROGRAMS/exit_paths" "$how"
   same_as_plain "$how" record

@@ -1,6 +1,8 @@
 /* Allocates from a few call sites, then leaves the process in the way named by
  * argv[1]: return, exit, _exit, _Exit, abort, segv, term (SIGTERM to itself), int
- * (SIGINT, as ^C sends it), exec (execv /bin/true), or execlp (execlp true). Every
+ * (SIGINT, as ^C sends it), sysv_signal, bsd_signal or sigset (a SIGTERM handler
+ * set and reset to the default with that function, then SIGTERM to itself), exec
+ * (execv /bin/true), or execlp (execlp true). Every
  * way must leave a complete plan behind when recorded. Keeps ALLOCS blocks live at
  * the end (never freed). With "dispositions" it prints what sigaction and signal
  * report for the signals that end a process, which must read the same with memplan
@@ -11,6 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* glibc declares it only for older X/Open levels than _GNU_SOURCE asks for. */
+sighandler_t bsd_signal(int sig, sighandler_t handler);
+/* sigset is deprecated, and what this program checks memplan keeps working. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 #define ALLOCS 100
 
@@ -28,9 +35,27 @@ static void print_dispositions(void)
 		sigaction(sigs[i], NULL, &old);
 		printf("%d sigaction %s\n", sigs[i], old.sa_handler == SIG_DFL ? "default" : "set");
 	}
-	/* signal() replaces the disposition and says what it was. */
+	/* signal() replaces the disposition and says what it was; so do the others. */
 	printf("signal %s\n", signal(SIGINT, SIG_IGN) == SIG_DFL ? "default" : "set");
 	printf("then %s\n", signal(SIGINT, SIG_DFL) == SIG_IGN ? "ignored" : "other");
+	printf("sysv_signal %s\n", sysv_signal(SIGTERM, SIG_IGN) == SIG_DFL ? "default" : "set");
+	printf("sigset %s\n", sigset(SIGQUIT, SIG_IGN) == SIG_DFL ? "default" : "set");
+	printf("sigset hold %s\n", sigset(SIGQUIT, SIG_HOLD) == SIG_IGN ? "ignored" : "other");
+	printf("sigset again %s\n", sigset(SIGQUIT, SIG_DFL) == SIG_HOLD ? "held" : "other");
+}
+
+static void ignore(int sig)
+{
+	(void)sig;
+}
+
+/* Sets a handler for SIGTERM through set_disposition, then the default again, and
+ * dies by SIGTERM: memplan's hook must be back in place to write the plan. */
+static void term_after(sighandler_t (*set_disposition)(int, sighandler_t))
+{
+	set_disposition(SIGTERM, ignore);
+	set_disposition(SIGTERM, SIG_DFL);
+	raise(SIGTERM);
 }
 
 int main(int argc, char **argv)
@@ -61,6 +86,12 @@ int main(int argc, char **argv)
 		raise(SIGTERM);
 	if (!strcmp(how, "int"))
 		raise(SIGINT);
+	if (!strcmp(how, "sysv_signal"))
+		term_after(sysv_signal);
+	if (!strcmp(how, "bsd_signal"))
+		term_after(bsd_signal);
+	if (!strcmp(how, "sigset"))
+		term_after(sigset);
 	if (!strcmp(how, "exec")) {
 		char *args[] = {"true", NULL};
 		execv("/bin/true", args);
