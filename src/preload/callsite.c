@@ -49,6 +49,7 @@
 
 __thread struct callsite_origin callsite_origin __attribute__((tls_model("initial-exec")));
 __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec")));
+__thread uintptr_t callsite_stack_low __attribute__((tls_model("initial-exec")));
 __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-exec")));
 
 struct recent_site {
@@ -227,7 +228,8 @@ static int stack_of(struct callsite_origin origin, void **ips, bool learn)
 	bool outermost;
 
 	/* The origin's frame is the shim's: its caller's stack pointer is two words up. */
-	if (origin.return_address)
+	if (origin.return_address && origin.frame >= callsite_stack_low &&
+	    origin.frame < callsite_stack_top)
 		n = frame_walk(origin.return_address, origin.frame + 2 * sizeof(uintptr_t),
 			       callsite_stack_top, ips, (int)callsite_depth);
 	/* A frame that keeps one size long enough to be trusted and then changes it
@@ -255,6 +257,22 @@ static int stack_of(struct callsite_origin origin, void **ips, bool learn)
 		return n;
 	}
 	return fast_trace(ips);
+}
+
+void callsite_note_stack(void)
+{
+	pthread_attr_t attr;
+	void *low;
+	size_t bytes;
+
+	callsite_stack_low = callsite_stack_top = 0;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &low, &bytes) == 0) {
+		callsite_stack_low = (uintptr_t)low;
+		callsite_stack_top = (uintptr_t)low + bytes;
+	}
+	pthread_attr_destroy(&attr);
 }
 
 uint32_t callsite_capture(void)

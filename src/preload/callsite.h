@@ -32,10 +32,17 @@ extern __thread struct callsite_origin callsite_origin __attribute__((tls_model(
 /* The top of the calling thread's stack as memplan knows it, or 0 if unknown:
  * where its depth is measured from. */
 extern __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec")));
-/* The end of the calling thread's stack mapping (the caller frames of its start
- * routine lie below it), or 0 if unknown: how far stack walks may read
- * (frame_walk.h). */
+/* The calling thread's stack as its mapping goes, [low, top), or 0 and 0 if
+ * unknown: a stack walk (frame_walk.h) starts only from a frame inside it, so
+ * that all it reads, from there up to top, is mapped; a frame on another stack (a
+ * coroutine's, a signal stack) is unwound. */
+extern __thread uintptr_t callsite_stack_low __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-exec")));
+
+/* Sets callsite_stack_low and callsite_stack_top for the calling thread. glibc
+ * reads them from the thread's descriptor (for the main thread, from its
+ * mappings and stack limit) and allocates on the way. Call with the guard set. */
+void callsite_note_stack(void);
 
 /* Notes the caller of the exported function this is expanded in. */
 #define CALLSITE_MARK()                                                                            \

@@ -18,8 +18,9 @@
  * is learned like a size.
  *
  * A wrong size can only give wrong frames, never a fault: every load is a word
- * between the walk's first stack pointer and the thread's stack base, and each
- * frame must lie above the one before. Readers take no lock; learning happens
+ * between the walk's first stack pointer and base, each frame above the one
+ * before, and the caller starts walks only from a frame on the thread's own
+ * stack, which is mapped from there up to base. Readers take no lock; learning happens
  * under the caller's lock. */
 #pragma once
 

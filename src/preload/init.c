@@ -289,9 +289,10 @@ __attribute__((constructor)) static void preload_init(void)
 		return;
 	guard_enter();
 	real_libc();
-	/* The main thread's stack top, for call-site cache keys and stack walks
-	 * (callsite.h): its first frames lie below where the kernel left the stack. */
-	callsite_stack_base = callsite_stack_top = (uintptr_t)__libc_stack_end;
+	/* The main thread's stack top, for call-site cache keys (callsite.h): its
+	 * first frames lie below where the kernel left the stack. */
+	callsite_stack_base = (uintptr_t)__libc_stack_end;
+	callsite_note_stack();
 	mode = read_environment();
 	if (mode != PRELOAD_OFF && start_mode(mode) == 0) {
 		owner_pid = getpid();

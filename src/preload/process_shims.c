@@ -123,26 +123,6 @@ struct thread_start {
 	uint64_t lineage;
 };
 
-/* The end of the calling thread's stack mapping, or 0 if unknown. glibc reads it
- * from the thread's descriptor, and allocates a CPU set on the way: the guard
- * sends that to libc. */
-static uintptr_t stack_top(void)
-{
-	pthread_attr_t attr;
-	void *low;
-	size_t bytes;
-	uintptr_t top = 0;
-
-	guard_enter();
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		if (pthread_attr_getstack(&attr, &low, &bytes) == 0)
-			top = (uintptr_t)low + bytes;
-		pthread_attr_destroy(&attr);
-	}
-	guard_leave();
-	return top;
-}
-
 static void *start_named_thread(void *p)
 {
 	struct thread_start start = *(struct thread_start *)p;
@@ -150,7 +130,9 @@ static void *start_named_thread(void *p)
 	__libc_free(p);
 	thread_lineage = start.lineage;
 	callsite_stack_base = (uintptr_t)__builtin_frame_address(0);
-	callsite_stack_top = stack_top();
+	guard_enter();
+	callsite_note_stack();
+	guard_leave();
 	return start.routine(start.arg);
 }
 
