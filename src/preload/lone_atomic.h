@@ -8,9 +8,10 @@
  * program order is a single total order of them: every argument made for
  * seq_cst atomics holds. Once it is clear, these are the seq_cst operations.
  *
- * What this gives up: a signal handler that allocates, in a single-threaded
- * program, between the load and the store of an interrupted operation (calling
- * malloc from a signal handler is undefined in POSIX and unsafe in glibc too);
+ * What this gives up: a signal handler that updates the same word between the
+ * load and the store of an operation it interrupted has its update undone
+ * (arena.h, point 5, says what that can and cannot do to the arena's check;
+ * allocating in a signal handler is undefined in POSIX and unsafe in glibc too);
  * and threads made without pthread_create (a raw clone), which glibc does not
  * see either, so its own malloc is unsafe for them as well. */
 #pragma once
