@@ -9,6 +9,8 @@
  * rest. A free merges with free neighbours. */
 #include "offset_allocator.h"
 
+#include "cache_aligned.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +104,8 @@ static uint32_t new_range(struct offset_allocator *p, uint64_t offset, uint64_t 
 	} else {
 		if (p->count == p->capacity) {
 			uint32_t cap = p->capacity ? 2 * p->capacity : 1024;
-			struct offset_range *grown = realloc(p->ranges, cap * sizeof(*grown));
+			struct offset_range *grown = cache_aligned_grow(
+			    p->ranges, p->capacity * sizeof(*grown), cap * sizeof(*grown));
 			uint32_t *stack = realloc(p->recycle, cap * sizeof(*stack));
 			uint64_t *bits = realloc(p->free_bits, cap / 64 * sizeof(*bits));
 			if (grown)

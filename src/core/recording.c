@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cache_aligned.h"
 #include "entry_codec.h"
 #include "plan_builder.h"
 
@@ -140,7 +141,8 @@ static uint32_t live_take(struct recording *rec)
 		struct recording_live *grown;
 		if (cap <= rec->live_capacity) /* 2^32 blocks alive at once */
 			return NO_LIVE;
-		grown = realloc(rec->live, (size_t)cap * sizeof(*grown));
+		grown = cache_aligned_grow(rec->live, (size_t)rec->live_capacity * sizeof(*grown),
+					   (size_t)cap * sizeof(*grown));
 		if (!grown)
 			return NO_LIVE;
 		rec->live = grown;
