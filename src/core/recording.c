@@ -23,6 +23,9 @@
  * which mremap grows without copying (millions of entries). */
 #define MAPPED_TABLE_BYTES (UINT64_C(1) << 20)
 
+/* Read at random, two to a cache line (cache_aligned.h). */
+_Static_assert(sizeof(struct recording_live) == 32, "a live slot is half a cache line");
+
 static uint64_t granules_of(uint64_t bytes)
 {
 	return (bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES;
