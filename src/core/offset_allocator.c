@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Read at random, two to a cache line (cache_aligned.h). */
+_Static_assert(sizeof(struct offset_range) == 32, "a range is half a cache line");
+
 #define SMALL_LIMIT 256u /* below: one class per 16 bytes */
 #define SL_BITS	    4u
 #define NONE	    OFFSET_ALLOCATOR_NONE
