@@ -3,7 +3,6 @@
 #include "recording.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -469,117 +468,53 @@ static void site_entries(const struct build *b, uint32_t s, struct plan_entry *e
 	}
 }
 
-/* One share of the encoding: sites [first, end), through a scratch table of its
- * own, into blocks (its sites' entries in the image's block table, offsets from
- * its own start) and encoded, which has room for their worst case. */
-struct encode_share {
-	const struct build *b;
-	uint32_t first, end;
-	uint64_t *blocks;
-	uint8_t *encoded;
-	uint64_t bytes, size_classes[PLAN_SIZE_CLASSES / 64];
-	int result;
-};
-
-static void *encode_share(void *arg)
+/* Encodes every site's entries, a site at a time through one scratch table, into
+ * built->blocks and built->encoded; sets the image's encoded entries and size
+ * classes. */
+static int encode_sites(const struct build *b, struct plan_image *image,
+			struct recording_built *built)
 {
-	struct encode_share *share = arg;
-	const struct recording *rec = share->b->rec;
-	uint64_t largest = 1, block = 0, at = 0;
+	const struct recording *rec = b->rec;
+	uint64_t largest = 0, block_count = 0, block = 0, at = 0;
 	struct plan_entry *scratch;
 
-	for (uint32_t s = share->first; s < share->end; s++)
+	for (uint32_t s = 0; s < rec->site_count; s++) {
 		if (rec->sites[s].count > largest)
 			largest = rec->sites[s].count;
-	scratch = malloc(largest * sizeof(*scratch));
-	share->result = scratch ? 0 : -ENOMEM;
-	for (uint32_t s = share->first; scratch && s < share->end; s++) {
+		block_count += plan_site_blocks(rec->sites[s].count);
+	}
+	scratch = malloc((largest ? largest : 1) * sizeof(*scratch));
+	built->blocks = malloc((block_count + 1) * sizeof(*built->blocks));
+	/* Room for the worst case; only what is written gets touched. */
+	built->encoded = malloc(rec->entry_count * ENTRY_CODEC_MAX_BYTES + 1);
+	if (!scratch || !built->blocks || !built->encoded) {
+		free(scratch);
+		return -ENOMEM;
+	}
+	memset(image->record.size_classes, 0, sizeof(image->record.size_classes));
+	for (uint32_t s = 0; s < rec->site_count; s++) {
 		uint64_t count = rec->sites[s].count;
-		site_entries(share->b, s, scratch);
+		site_entries(b, s, scratch);
 		for (uint64_t i = 0; i < count; i++) {
 			unsigned c = plan_size_class(scratch[i].size_bytes);
-			share->size_classes[c / 64] |= UINT64_C(1) << (c % 64);
+			image->record.size_classes[c / 64] |= UINT64_C(1) << (c % 64);
 		}
 		for (uint64_t first = 0; first < count; first += PLAN_BLOCK_ENTRIES) {
 			uint64_t n =
 			    count - first < PLAN_BLOCK_ENTRIES ? count - first : PLAN_BLOCK_ENTRIES;
-			share->blocks[block++] = at;
-			int64_t bytes =
-			    entry_codec_encode(scratch + first, (uint32_t)n, share->encoded + at);
+			int64_t bytes;
+			built->blocks[block++] = at;
+			bytes =
+			    entry_codec_encode(scratch + first, (uint32_t)n, built->encoded + at);
 			if (bytes < 0) {
-				share->result = (int)bytes;
-				break;
+				free(scratch);
+				return (int)bytes;
 			}
 			at += (uint64_t)bytes;
 		}
-		if (share->result < 0)
-			break;
 	}
+	built->blocks[block] = at;
 	free(scratch);
-	share->bytes = at;
-	return NULL;
-}
-
-/* Encodes every site's entries into built->blocks and built->encoded, and sets
- * the image's encoded entries and size classes. With two threads the sites are
- * cut in two shares of about as many entries, encoded side by side into
- * separate buffers and joined: at exit the recording has the machine to itself. */
-static int encode_sites(const struct build *b, struct plan_image *image,
-			struct recording_built *built, unsigned threads)
-{
-	const struct recording *rec = b->rec;
-	uint64_t block_count = 0, half = 0, half_entries = 0, entries = 0;
-	struct encode_share share[2] = {{.b = b}, {.b = b}};
-	pthread_t helper;
-	bool helped = false;
-
-	share[0].end = share[1].first = share[1].end = rec->site_count;
-	for (uint32_t s = 0; s < rec->site_count; s++) {
-		block_count += plan_site_blocks(rec->sites[s].count);
-		if (threads != 1 && entries && entries >= rec->entry_count / 2 &&
-		    s < share[0].end) {
-			share[0].end = share[1].first = s;
-			half = block_count - plan_site_blocks(rec->sites[s].count);
-			half_entries = entries;
-		}
-		entries += rec->sites[s].count;
-	}
-	built->blocks = malloc((block_count + 1) * sizeof(*built->blocks));
-	/* Room for the worst case; only what is written gets touched. */
-	built->encoded = malloc(rec->entry_count * ENTRY_CODEC_MAX_BYTES + 1);
-	uint8_t *second =
-	    share[1].first < share[1].end
-		? malloc((rec->entry_count - half_entries) * ENTRY_CODEC_MAX_BYTES + 1)
-		: NULL;
-	if (!built->blocks || !built->encoded || (share[1].first < share[1].end && !second)) {
-		free(second);
-		return -ENOMEM;
-	}
-	share[0].blocks = built->blocks;
-	share[0].encoded = built->encoded;
-	share[1].blocks = built->blocks + half;
-	share[1].encoded = second;
-	if (second)
-		helped = pthread_create(&helper, NULL, encode_share, &share[1]) == 0;
-	encode_share(&share[0]);
-	if (helped)
-		pthread_join(helper, NULL);
-	else if (second)
-		encode_share(&share[1]);
-	int r = share[0].result < 0 ? share[0].result : share[1].result;
-	if (r == 0 && second) {
-		/* The second share's bytes go after the first's, its offsets with them. */
-		memcpy(built->encoded + share[0].bytes, second, share[1].bytes);
-		for (uint64_t k = half; k < block_count; k++)
-			built->blocks[k] += share[0].bytes;
-	}
-	free(second);
-	if (r < 0)
-		return r;
-	uint64_t at = share[0].bytes + share[1].bytes;
-	built->blocks[block_count] = at;
-	for (unsigned w = 0; w < PLAN_SIZE_CLASSES / 64; w++)
-		image->record.size_classes[w] = share[0].size_classes[w] | share[1].size_classes[w];
 	image->entries = NULL;
 	image->blocks = built->blocks;
 	image->encoded_entries = built->encoded;
@@ -655,7 +590,7 @@ int recording_build(const struct recording *rec, struct plan_image *image,
 	image->record.arena_bytes = arena;
 	image->record.lower_bound_bytes = rec->peak_bytes;
 	if (r == 0)
-		r = encode_sites(&b, image, built, opt ? opt->threads : 1);
+		r = encode_sites(&b, image, built);
 	by_site_free(&b.live);
 	by_site_free(&b.in_place);
 	by_site_free(&b.aligned);

@@ -258,9 +258,7 @@ int record_finish(bool from_signal)
 {
 	struct planner_options opt = {
 	    .time_limit_s = from_signal ? 0 : preload_config.plan_seconds,
-	    /* At exit the program is done with the machine; a signal handler makes
-	     * no threads. */
-	    .threads = from_signal ? 1 : 2,
+	    .threads = 1,
 	};
 	struct plan_image image = {0};
 	struct recording_built built = {0};

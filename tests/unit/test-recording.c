@@ -295,20 +295,6 @@ int main(void)
 	CHECK(recording_build(&one, &im_one, NULL, &built) == 0);
 	CHECK(im_one.entries == NULL);
 	check_built(&im_one, &m_one);
-	/* Encoded by two threads, a share of the sites each, the bytes are the same. */
-	struct recording_built built_two;
-	struct plan_image im_two = base_image(input_sites, 6, 99);
-	const struct planner_options two = {.time_limit_s = 0, .threads = 2};
-	CHECK(recording_build(&one, &im_two, &two, &built_two) == 0);
-	CHECK_EQ_U64(im_two.record.entries_bytes, im_one.record.entries_bytes);
-	CHECK(!memcmp(im_two.encoded_entries, im_one.encoded_entries, im_one.record.entries_bytes));
-	uint64_t block_count = 0;
-	for (uint32_t s = 0; s < im_one.record.site_count; s++)
-		block_count += plan_site_blocks(im_one.sites[s].entry_count);
-	CHECK(!memcmp(im_two.blocks, im_one.blocks, (block_count + 1) * sizeof(*im_one.blocks)));
-	CHECK(!memcmp(im_two.record.size_classes, im_one.record.size_classes,
-		      sizeof(im_one.record.size_classes)));
-	recording_built_free(&built_two);
 	recording_built_free(&built);
 	recording_fini(&one);
 	free(m_one.e);
