@@ -7,9 +7,9 @@
  * the block's live slot meanwhile (slots are reused last-freed first, so they stay
  * in cache), and at the end it is appended to its site's log of ended entries, a
  * sequential write. recording_build reads each site's log in order and places its
- * entries where their occurrences say. The rare parts of an entry stay out of the hot path: the
- * alignment of the few blocks aligned beyond a granule, and the in-place reallocs,
- * are kept in side lists.
+ * entries where their occurrences say. The rare parts of an entry stay out of
+ * the hot path: the alignment of the few blocks aligned beyond a granule, and the
+ * in-place reallocs, are kept in side lists.
  *
  * Time is a logical clock: one tick per allocation or free. A realloc that moves
  * takes two: the new block starts, then the old one ends, since both are alive

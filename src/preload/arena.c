@@ -148,10 +148,11 @@ static bool coarse_take(uint64_t lo, uint64_t hi)
  * step. On failure gives back what it took. */
 static inline bool fine_take(uint64_t w, uint64_t mask, uint64_t marks)
 {
-	uint64_t old = atomic_load_explicit(&fine[w], memory_order_relaxed), add;
+	uint64_t old, add;
 
 	/* One thread: the same checks, then one store (lone_atomic.h). */
 	if (lone_thread()) {
+		old = atomic_load_explicit(&fine[w], memory_order_relaxed);
 		if (old & mask || (!(old & STARTS) && coarse_test(w)))
 			return false;
 		atomic_store_explicit(&fine[w], old | mask | marks, memory_order_relaxed);

@@ -244,8 +244,8 @@ static int stack_of(struct callsite_origin origin, void **ips, bool learn)
 		walks_since_check = 0;
 		memcpy(walked, ips, (size_t)w * sizeof(*ips));
 		n = fast_trace(ips);
-		if (n == w && !memcmp(walked, ips, (size_t)n * sizeof(*ips)))
-			return n;
+		if ((n == w && !memcmp(walked, ips, (size_t)n * sizeof(*ips))) || !learn)
+			return n; /* libunwind's stack is in ips either way */
 		n = FRAME_WALK_LEARNING;
 	}
 	if (n == FRAME_WALK_LEARNING && learn) {

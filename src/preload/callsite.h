@@ -5,11 +5,11 @@
  * The raw stack comes from a walk on learned frame sizes (frame_walk.h) where
  * every frame on it has been learned, else from libunwind, which teaches the
  * walk. Resolving frames to modules is the slow part, so it is done once per
- * distinct raw stack:
- * a cache maps the hash of the raw return addresses (stable within one process) to
- * the site index the owner interned for it. memplan's own frames are stripped by
- * module, not by count. The calling thread's lineage name (thread_lineage.h) is
- * mixed into both hashes, so each thread's allocations form sites of their own. */
+ * distinct raw stack: a cache maps the hash of the raw return addresses (stable
+ * within one process) to the site index the owner interned for it. memplan's own
+ * frames are stripped by module, not by count. The calling thread's lineage name
+ * (thread_lineage.h) is mixed into both hashes, so each thread's allocations form
+ * sites of their own. */
 #pragma once
 
 #include <stdint.h>

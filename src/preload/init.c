@@ -290,7 +290,8 @@ __attribute__((constructor)) static void preload_init(void)
 	guard_enter();
 	real_libc();
 	/* The main thread's stack top, for call-site cache keys (callsite.h): its
-	 * first frames lie below where the kernel left the stack. */
+	 * first frames lie below where the kernel left the stack. Then the bounds of
+	 * its stack mapping, for stack walks. */
 	callsite_stack_base = (uintptr_t)__libc_stack_end;
 	callsite_note_stack();
 	mode = read_environment();
