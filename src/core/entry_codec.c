@@ -128,8 +128,18 @@ static uint64_t get_le(const uint8_t *p, unsigned width)
 	return v;
 }
 
-int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
-		       uint64_t first_occurrence, struct plan_entry *out)
+/* What a decode fills: whole entries, or (out NULL) only offsets and sizes. */
+struct decoded {
+	struct plan_entry *out;
+	uint64_t *offsets, *sizes;
+};
+
+/* entry_codec_decode and entry_codec_decode_places in one body, inlined into
+ * each, so that the places-only one computes nothing it does not keep (half the
+ * work) yet checks exactly the same. */
+static inline __attribute__((always_inline)) int
+decode_block(const uint8_t *in, size_t len, uint32_t n, uint32_t site, uint64_t first_occurrence,
+	     struct decoded to)
 {
 	const uint8_t *p = in, *end = in + len, *tail;
 	uint64_t prev_start = 0, prev_granule = 0, stride = 1, mask[COLUMNS];
@@ -149,7 +159,6 @@ int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
 		return -EINVAL;
 	tail = p + stride * n;
 	for (uint32_t k = 0; k < n; k++, p += stride) {
-		struct plan_entry *e = &out[k];
 		uint8_t flags = *p;
 		uint64_t c[COLUMNS], align_log2 = 0, in_place = 0;
 
@@ -179,6 +188,13 @@ int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
 		uint64_t granule = prev_granule + unzigzag(c[3]);
 		if (granule > UINT64_MAX / PLAN_GRANULE_BYTES)
 			return -EINVAL;
+		prev_granule = granule;
+		if (!to.out) {
+			to.offsets[k] = granule * PLAN_GRANULE_BYTES;
+			to.sizes[k] = c[2];
+			continue;
+		}
+		struct plan_entry *e = &to.out[k];
 		e->site = site;
 		e->occurrence = (uint32_t)(first_occurrence + k);
 		e->size_bytes = c[2];
@@ -189,7 +205,18 @@ int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
 		e->flags = 0;
 		e->in_place_of = in_place;
 		prev_start = e->t_start;
-		prev_granule = granule;
 	}
 	return tail == end ? 0 : -EINVAL;
+}
+
+int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
+		       uint64_t first_occurrence, struct plan_entry *out)
+{
+	return decode_block(in, len, n, site, first_occurrence, (struct decoded){out, NULL, NULL});
+}
+
+int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n, uint64_t *offsets,
+			      uint64_t *sizes)
+{
+	return decode_block(in, len, n, 0, 0, (struct decoded){NULL, offsets, sizes});
 }

@@ -46,3 +46,8 @@ int64_t entry_codec_encode(const struct plan_entry *entries, uint32_t n, uint8_t
  * an offset past 2^64). Never reads outside in[0..len). */
 int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
 		       uint64_t first_occurrence, struct plan_entry *out);
+
+/* Decodes the same, with the same checks, but only each entry's offset_bytes and
+ * size_bytes, into offsets[0..n) and sizes[0..n): what replay needs. */
+int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n, uint64_t *offsets,
+			      uint64_t *sizes);

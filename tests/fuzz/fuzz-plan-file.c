@@ -9,10 +9,31 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "entry_codec.h"
 #include "plan_file.h"
 #include "plan_summary.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The input, past its first byte (an entry count), as one encoded block: replay's
+ * decoder must accept exactly what the full one accepts, with the same values. */
+static void decoders_agree(const uint8_t *data, size_t size)
+{
+	static struct plan_entry full[PLAN_BLOCK_ENTRIES];
+	static uint64_t offsets[PLAN_BLOCK_ENTRIES], sizes[PLAN_BLOCK_ENTRIES];
+	uint32_t n;
+
+	if (size < 1)
+		return;
+	n = data[0] % PLAN_BLOCK_ENTRIES + 1;
+	int a = entry_codec_decode(data + 1, size - 1, n, 0, 0, full);
+	int b = entry_codec_decode_places(data + 1, size - 1, n, offsets, sizes);
+	if (a != b)
+		abort();
+	for (uint32_t k = 0; a == 0 && k < n; k++)
+		if (offsets[k] != full[k].offset_bytes || sizes[k] != full[k].size_bytes)
+			abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t *buf = malloc(size + 8); /* 8-byte aligned, as a mapping is */
 	struct plan_file_header *h = (void *)buf;
 
+	decoders_agree(data, size);
 	memcpy(buf, data, size);
 	if (size >= sizeof(*h) && (size % 4) != 3) {
 		h->file_bytes = size;
