@@ -175,27 +175,16 @@ static inline bool fine_take(uint64_t w, uint64_t mask, uint64_t marks)
 	return true;
 }
 
-void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes)
+/* Claims granules first..last, which span fine words w0 < w1: head and tail words
+ * at the fine level, whole words between at the coarse level, in address order;
+ * the end bit once the tail passed, then the start bit. Kept apart from the
+ * one-word claim, the common case, so that it stays short. */
+static __attribute__((noinline)) void *claim_span(uint64_t offset_bytes, uint64_t first,
+						  uint64_t last)
 {
-	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES;
-	uint64_t count = size_bytes / PLAN_GRANULE_BYTES + (size_bytes % PLAN_GRANULE_BYTES != 0);
-	uint64_t last, w0, w1, b0, b1;
+	uint64_t w0 = first / WORD_GRANULES, b0 = first % WORD_GRANULES;
+	uint64_t w1 = last / WORD_GRANULES, b1 = last % WORD_GRANULES;
 
-	if (offset_bytes % PLAN_GRANULE_BYTES || !count || first >= granules ||
-	    count > granules - first)
-		return NULL;
-	last = first + count - 1;
-	w0 = first / WORD_GRANULES;
-	b0 = first % WORD_GRANULES;
-	w1 = last / WORD_GRANULES;
-	b1 = last % WORD_GRANULES;
-	if (w0 == w1)
-		return fine_take(w0, occupied_run(b0, b1), START(b0) | END(b1))
-			   ? (void *)(arena_base + offset_bytes)
-			   : NULL;
-	/* Head and tail words at the fine level, whole words between at the coarse
-	 * level, in address order; the end bit once the tail passed, then the start
-	 * bit. */
 	if (!fine_take(w0, occupied_run(b0, WORD_GRANULES - 1), 0))
 		return NULL;
 	if (!coarse_take(w0 + 1, w1))
@@ -209,6 +198,25 @@ give_back_middle:
 give_back_head:
 	lone_fetch_and(&fine[w0], ~occupied_run(b0, WORD_GRANULES - 1));
 	return NULL;
+}
+
+void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes)
+{
+	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES;
+	uint64_t count = size_bytes / PLAN_GRANULE_BYTES + (size_bytes % PLAN_GRANULE_BYTES != 0);
+	uint64_t last, w0, b0;
+
+	if (offset_bytes % PLAN_GRANULE_BYTES || !count || first >= granules ||
+	    count > granules - first)
+		return NULL;
+	last = first + count - 1;
+	w0 = first / WORD_GRANULES;
+	b0 = first % WORD_GRANULES;
+	if (b0 + count > WORD_GRANULES)
+		return claim_span(offset_bytes, first, last);
+	return fine_take(w0, occupied_run(b0, b0 + count - 1), START(b0) | END(b0 + count - 1))
+		   ? (void *)(arena_base + offset_bytes)
+		   : NULL;
 }
 
 /* The first granule with its end bit set in fine words after w, or NO_END. */
@@ -242,10 +250,24 @@ void arena_prefetch(uint64_t offset_bytes)
 	__builtin_prefetch((const void *)(arena_base + offset_bytes), 1);
 }
 
+/* The rest of a block being released whose first word was w0: the words it
+ * still holds, up to its end bit. */
+static __attribute__((noinline)) void release_rest(uint64_t w0)
+{
+	uint64_t last = end_after(w0), w1;
+
+	if (last == NO_END)
+		return; /* cannot happen: a live block has its end bit */
+	w1 = last / WORD_GRANULES;
+	lone_fetch_and(&fine[w1],
+		       ~(END(last % WORD_GRANULES) | occupied_run(0, last % WORD_GRANULES)));
+	coarse_clear(w0 + 1, w1);
+}
+
 bool arena_release(const void *p)
 {
 	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES;
-	uint64_t w0 = g / WORD_GRANULES, b0 = g % WORD_GRANULES, old, last, w1;
+	uint64_t w0 = g / WORD_GRANULES, b0 = g % WORD_GRANULES, old;
 	int b1;
 
 	if (offset % PLAN_GRANULE_BYTES || g >= granules)
@@ -263,14 +285,7 @@ bool arena_release(const void *p)
 							: occupied_run(b0, WORD_GRANULES - 1)))));
 	if (b1 >= 0)
 		return true;
-	/* The rest of the block, which it still holds, up to its end bit. */
-	last = end_after(w0);
-	if (last == NO_END)
-		return true; /* cannot happen: a live block has its end bit */
-	w1 = last / WORD_GRANULES;
-	lone_fetch_and(&fine[w1],
-		       ~(END(last % WORD_GRANULES) | occupied_run(0, last % WORD_GRANULES)));
-	coarse_clear(w0 + 1, w1);
+	release_rest(w0);
 	return true;
 }
 
