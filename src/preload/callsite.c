@@ -56,6 +56,7 @@ struct recent_site {
 	uint64_t key;
 	uint32_t site;
 	uint32_t uses; /* of an ambiguous key, while it stays cached */
+	void *cookie;  /* the caller's, for the site (callsite_capture) */
 };
 static __thread struct recent_site recent_sites[RECENT_SITES]
     __attribute__((tls_model("initial-exec")));
@@ -174,7 +175,13 @@ static uint32_t resolve_site(void *const *ips, int count)
  * none usable. */
 static struct callsite_origin take_origin(void)
 {
-	struct callsite_origin origin = callsite_origin;
+	/* Field by field: the shim has just stored them one by one, and one load of
+	 * both (which the compiler would make of a struct copy) cannot be forwarded
+	 * from those stores, so it waits for them to reach the cache. */
+	struct callsite_origin origin = {
+	    __atomic_load_n(&callsite_origin.return_address, __ATOMIC_RELAXED),
+	    __atomic_load_n(&callsite_origin.frame, __ATOMIC_RELAXED),
+	};
 	uintptr_t base = callsite_stack_base;
 
 	callsite_origin.return_address = 0;
@@ -184,18 +191,21 @@ static struct callsite_origin take_origin(void)
 	return origin;
 }
 
-/* The cache key for a call origin, or 0 if there is none. */
-static uint64_t origin_key(struct callsite_origin origin)
+/* The cache key for a call origin, or 0 if there is none. It only has to tell
+ * origins apart within this process (it is never written to a plan), so it is a
+ * multiply-xorshift mix rather than a hash function: the depth term is injective
+ * (depth < 2^28, odd multiplier), and the thread's name keeps threads apart. */
+static inline uint64_t origin_key(struct callsite_origin origin)
 {
-	uintptr_t base = callsite_stack_base;
-	uint64_t parts[2];
+	uint64_t depth = callsite_stack_base - origin.frame;
+	uint64_t h;
 
 	if (!origin.return_address)
 		return 0;
-	parts[0] = origin.return_address;
-	parts[1] = base - origin.frame;
-	/* A different seed than the unwound keys: the two kinds never collide by design. */
-	return XXH3_64bits_withSeed(parts, sizeof(parts), ~thread_lineage) | 1;
+	h = (origin.return_address ^ thread_lineage * UINT64_C(0x9e3779b97f4a7c15)) *
+		UINT64_C(0xff51afd7ed558ccd) ^
+	    depth * UINT64_C(0xc4ceb9fe1a85ec53);
+	return (h ^ h >> 32) | 1;
 }
 
 /* The caller's return addresses, up to the depth, into ips, by libunwind's own
@@ -275,29 +285,30 @@ void callsite_note_stack(void)
 	pthread_attr_destroy(&attr);
 }
 
-uint32_t callsite_capture(void)
+/* callsite_capture, past the per-thread cache of trusted depth keys. */
+static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origin origin,
+							   uint64_t fast,
+							   struct recent_site *recent,
+							   void ***cookie)
 {
 	void *ips[CALLSITE_MAX_DEPTH];
-	struct callsite_origin origin = take_origin();
-	uint64_t value, raw, fast = origin_key(origin);
+	uint64_t value, raw;
 	uint32_t site;
 
-	struct recent_site *recent = &recent_sites[fast % RECENT_SITES];
 	bool ambiguous = fast && recent->key == fast && recent->site == RECENT_AMBIGUOUS;
 	if (ambiguous && recent->uses < LEARN_AFTER_USES)
 		recent->uses++;
-	if (fast && recent->key == fast && !ambiguous)
-		return recent->site;
 	if (fast && !ambiguous) {
 		bool held = lone_lock(&callsite_mutex);
 		bool found = addr_map_get(&raw_to_site, fast, &value);
 		lone_unlock(&callsite_mutex, held);
 		if (found && !(value & FAST_AMBIGUOUS) && value >> 32 >= FAST_KEY_CHECKS) {
-			*recent = (struct recent_site){fast, (uint32_t)value, 0};
+			*recent = (struct recent_site){fast, (uint32_t)value, 0, NULL};
+			*cookie = &recent->cookie;
 			return (uint32_t)value;
 		}
 		if (found && (value & FAST_AMBIGUOUS)) {
-			*recent = (struct recent_site){fast, RECENT_AMBIGUOUS, 1};
+			*recent = (struct recent_site){fast, RECENT_AMBIGUOUS, 1, NULL};
 			ambiguous = true;
 		}
 	}
@@ -312,8 +323,10 @@ uint32_t callsite_capture(void)
 	/* An ambiguous key's stacks are told apart by their raw hashes, which the
 	 * per-thread cache keeps too. Nothing is left to count for it. */
 	struct recent_site *recent_raw = &recent_sites[raw % RECENT_SITES];
-	if (ambiguous && recent_raw->key == raw)
+	if (ambiguous && recent_raw->key == raw) {
+		*cookie = &recent_raw->cookie;
 		return recent_raw->site;
+	}
 
 	bool held = lone_lock(&callsite_mutex);
 	if (addr_map_get(&raw_to_site, raw, &value)) {
@@ -331,9 +344,28 @@ uint32_t callsite_capture(void)
 		addr_map_put(&raw_to_site, fast, site);
 	}
 	lone_unlock(&callsite_mutex, held);
-	if (ambiguous && site != CALLSITE_UNKNOWN)
-		*recent_raw = (struct recent_site){raw, site, 0};
+	if (ambiguous && site != CALLSITE_UNKNOWN) {
+		*recent_raw = (struct recent_site){raw, site, 0, NULL};
+		*cookie = &recent_raw->cookie;
+	}
 	return site;
+}
+
+uint32_t callsite_capture(void ***cookie)
+{
+	struct callsite_origin origin = take_origin();
+	uint64_t fast = origin_key(origin);
+	struct recent_site *recent = &recent_sites[fast % RECENT_SITES];
+	void **unused;
+
+	if (!cookie)
+		cookie = &unused;
+	if (fast && recent->key == fast && recent->site != RECENT_AMBIGUOUS) {
+		*cookie = &recent->cookie;
+		return recent->site;
+	}
+	*cookie = NULL;
+	return capture_uncached(origin, fast, recent, cookie);
 }
 
 void callsite_modules(const struct plan_module **out_modules, uint32_t *module_count,

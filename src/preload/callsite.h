@@ -63,8 +63,13 @@ struct callsite_interner {
 int callsite_init(unsigned depth, const struct callsite_interner *interner);
 
 /* The site of the caller's allocation, as the interner named it. Thread-safe.
- * Call with the guard set (it may allocate through libc on a new stack). */
-uint32_t callsite_capture(void);
+ * Call with the guard set (it may allocate through libc on a new stack).
+ * cookie (may be NULL): set to one pointer of the caller's own that the calling
+ * thread's cache keeps for the site (NULL until the caller stores something), so
+ * that what the caller finds by site (a hash or table lookup) takes no further
+ * load next time; set to NULL when the site did not come from that cache. Valid
+ * until the thread's next capture. */
+uint32_t callsite_capture(void ***cookie);
 
 /* The modules that frames refer to, and the string table holding their paths, for
  * writing a plan. Call with the call-site lock held (see callsite_lock). */

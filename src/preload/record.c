@@ -176,7 +176,7 @@ void record_alloc(void *p, size_t size, size_t align)
 	uint32_t site;
 
 	if (!p || !size || align > PLAN_MAX_ALIGN_BYTES ||
-	    (site = callsite_capture()) == CALLSITE_UNKNOWN) {
+	    (site = callsite_capture(NULL)) == CALLSITE_UNKNOWN) {
 		atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
 		return;
 	}
@@ -215,7 +215,7 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 	uint32_t site = RECORDING_NO_SITE;
 
 	if (new_p) {
-		site = callsite_capture();
+		site = callsite_capture(NULL);
 		if (site == CALLSITE_UNKNOWN)
 			site = RECORDING_NO_SITE;
 	}

@@ -283,13 +283,6 @@ int replay_start(void)
 	return 0;
 }
 
-void replay_count_call(void)
-{
-	struct replay_counters *c = counters();
-
-	bump(c, &c->calls, 1);
-}
-
 /* Entries are not read through the mapping: a fault there may map a whole large
  * folio of the page cache, and a plan of millions of entries, each read once,
  * would pile up in the program's resident set. Each site instead reads its
@@ -319,6 +312,8 @@ struct slot {
  * threads counting their own sites never bounce a shared line between cores. */
 struct entry_window {
 	_Atomic uint32_t next_occurrence; /* the site's */
+	uint32_t site;			  /* whose window this is */
+	uint64_t entries;		  /* the site's entry count */
 	_Atomic uint64_t seq;		  /* odd while a refill rewrites the window */
 	_Atomic uint64_t first;		  /* occurrence number of slots[0] */
 	_Atomic uint64_t count;		  /* slots filled */
@@ -328,19 +323,19 @@ struct entry_window {
 
 /* Under windows_lock. */
 static uint8_t staging_bytes[PLAN_BLOCK_ENTRIES * ENTRY_CODEC_MAX_BYTES];
-static struct plan_entry staging[PLAN_BLOCK_ENTRIES];
+static uint64_t staging_offsets[PLAN_BLOCK_ENTRIES], staging_sizes[PLAN_BLOCK_ENTRIES];
 
 /* An entry's fields, as the window keeps them. */
 struct entry_place {
 	uint64_t offset_bytes, size_bytes;
 };
 
-static struct entry_window *window_of(uint32_t site, const struct plan_site *s)
+/* The window of site, made on its first use; NULL if out of memory. */
+static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 {
-	struct entry_window *w = atomic_load_explicit(&windows[site], memory_order_acquire);
+	const struct plan_site *s = &image.sites[site];
+	struct entry_window *w;
 
-	if (w)
-		return w;
 	pthread_mutex_lock(&windows_lock);
 	w = atomic_load_explicit(&windows[site], memory_order_relaxed);
 	if (!w) {
@@ -350,6 +345,8 @@ static struct entry_window *window_of(uint32_t site, const struct plan_site *s)
 		w = __libc_memalign(64, bytes);
 		if (w) {
 			memset(w, 0, bytes);
+			w->site = site;
+			w->entries = s->entry_count;
 			w->capacity = capacity;
 			atomic_store_explicit(&windows[site], w, memory_order_release);
 		}
@@ -358,9 +355,16 @@ static struct entry_window *window_of(uint32_t site, const struct plan_site *s)
 	return w;
 }
 
+static inline struct entry_window *window_of(uint32_t site)
+{
+	struct entry_window *w = atomic_load_explicit(&windows[site], memory_order_acquire);
+
+	return w ? w : window_make(site);
+}
+
 /* Occurrence k from the window, if it is there, usable, and was not being
  * rewritten meanwhile. */
-static bool window_lookup(struct entry_window *w, uint64_t k, struct entry_place *out)
+static inline bool window_lookup(struct entry_window *w, uint64_t k, struct entry_place *out)
 {
 	const uint64_t seq = atomic_load_explicit(&w->seq, memory_order_acquire);
 	if (seq & 1)
@@ -380,14 +384,14 @@ static bool window_lookup(struct entry_window *w, uint64_t k, struct entry_place
 /* Reads the block of site that holds occurrence k into the window, under
  * windows_lock. Returns false if the plan can no longer be read (the program
  * closed memplan's descriptor, or the file changed under it). */
-static bool window_refill(struct entry_window *w, uint32_t site, const struct plan_site *s,
-			  uint64_t k)
+static bool window_refill(struct entry_window *w, uint64_t k)
 {
+	const uint32_t site = w->site;
 	const uint64_t seq = atomic_load_explicit(&w->seq, memory_order_relaxed);
 	const uint64_t arena = image.record.arena_bytes;
 	const uint64_t block = site_first_block[site] + k / PLAN_BLOCK_ENTRIES;
 	const uint64_t at = block_offsets[block], bytes = block_offsets[block + 1] - at;
-	uint64_t n = s->entry_count - k / PLAN_BLOCK_ENTRIES * PLAN_BLOCK_ENTRIES;
+	uint64_t n = w->entries - k / PLAN_BLOCK_ENTRIES * PLAN_BLOCK_ENTRIES;
 
 	k -= k % PLAN_BLOCK_ENTRIES;
 	if (n > PLAN_BLOCK_ENTRIES)
@@ -396,19 +400,16 @@ static bool window_refill(struct entry_window *w, uint32_t site, const struct pl
 	bool ok = bytes <= sizeof(staging_bytes) &&
 		  pread(plan_fd, staging_bytes, bytes, (off_t)(entries_file_offset + at)) ==
 		      (ssize_t)bytes &&
-		  entry_codec_decode(staging_bytes, bytes, (uint32_t)n, site, k, staging) == 0;
+		  entry_codec_decode_places(staging_bytes, bytes, (uint32_t)n, staging_offsets,
+					    staging_sizes) == 0;
 
 	atomic_store_explicit(&w->seq, seq + 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
 	for (uint64_t i = 0; ok && i < n; i++) {
-		const struct plan_entry *e = &staging[i];
-		bool usable = e->site == site && e->occurrence == k + i &&
-			      e->offset_bytes <= arena &&
-			      e->size_bytes <= arena - e->offset_bytes &&
-			      e->offset_bytes % PLAN_GRANULE_BYTES == 0;
-		atomic_store_explicit(&w->slots[i].offset_bytes, e->offset_bytes,
-				      memory_order_relaxed);
-		atomic_store_explicit(&w->slots[i].size_bytes, usable ? e->size_bytes : UNUSABLE,
+		const uint64_t offset = staging_offsets[i], size = staging_sizes[i];
+		bool usable = offset <= arena && size <= arena - offset;
+		atomic_store_explicit(&w->slots[i].offset_bytes, offset, memory_order_relaxed);
+		atomic_store_explicit(&w->slots[i].size_bytes, usable ? size : UNUSABLE,
 				      memory_order_relaxed);
 	}
 	atomic_store_explicit(&w->first, k, memory_order_relaxed);
@@ -417,15 +418,14 @@ static bool window_refill(struct entry_window *w, uint32_t site, const struct pl
 	return ok;
 }
 
-/* Occurrence k of site s into *out. Returns false if the plan can no longer be
- * read or the entry does not pass the checks. */
-static bool read_entry(struct entry_window *w, uint32_t site, const struct plan_site *s, uint64_t k,
-		       struct entry_place *out)
+/* Occurrence k of the window's site into *out, past the window: read from the
+ * plan. Returns false if the plan can no longer be read or the entry does not
+ * pass the checks. */
+static __attribute__((noinline)) bool read_entry(struct entry_window *w, uint64_t k,
+						 struct entry_place *out)
 {
 	bool ok;
 
-	if (window_lookup(w, k, out))
-		return true;
 	pthread_mutex_lock(&windows_lock);
 	ok = window_lookup(w, k, out);
 	if (!ok) {
@@ -433,7 +433,7 @@ static bool read_entry(struct entry_window *w, uint32_t site, const struct plan_
 		uint64_t first = atomic_load_explicit(&w->first, memory_order_relaxed);
 		uint64_t count = atomic_load_explicit(&w->count, memory_order_relaxed);
 		if (k - first >= count)
-			ok = window_refill(w, site, s, k) && window_lookup(w, k, out);
+			ok = window_refill(w, k) && window_lookup(w, k, out);
 	}
 	pthread_mutex_unlock(&windows_lock);
 	return ok;
@@ -454,7 +454,7 @@ void replay_after_fork_child(void)
 
 /* The entry for the caller's next occurrence into *e, or false with the miss
  * counted. */
-static bool next_entry(size_t size, struct entry_place *e)
+static inline __attribute__((always_inline)) bool next_entry(size_t size, struct entry_place *e)
 {
 	if (!have_image) {
 		miss(MISS_NO_PLAN);
@@ -464,39 +464,48 @@ static bool next_entry(size_t size, struct entry_place *e)
 		miss(MISS_SIZE_UNPLANNED);
 		return false;
 	}
-	uint32_t site = callsite_capture();
+	void **cached_window;
+	uint32_t site = callsite_capture(&cached_window);
 	if (site == CALLSITE_UNKNOWN) {
 		miss(MISS_UNKNOWN_SITE);
 		return false;
 	}
-	const struct plan_site *s = &image.sites[site];
-	struct entry_window *w = window_of(site, s);
+	struct entry_window *w = cached_window ? *cached_window : NULL;
 	if (!w) {
-		miss(MISS_PLAN_UNREADABLE);
-		return false;
+		w = window_of(site);
+		if (!w) {
+			miss(MISS_PLAN_UNREADABLE);
+			return false;
+		}
+		if (cached_window)
+			*cached_window = w;
 	}
 	uint32_t occurrence = lone_fetch_add32(&w->next_occurrence, 1);
-	if (occurrence >= s->entry_count) {
+	if (occurrence >= w->entries) {
 		miss(MISS_OCCURRENCE_BEYOND);
 		return false;
 	}
-	if (!read_entry(w, site, s, occurrence, e)) {
+	if (!window_lookup(w, occurrence, e) && !read_entry(w, occurrence, e)) {
 		miss(MISS_PLAN_UNREADABLE);
 		return false;
 	}
 	/* The site's next block is likely the next thing this code allocates: start
-	 * fetching what claiming it will touch while the program works. */
-	struct entry_place next;
-	if (window_lookup(w, occurrence + 1, &next))
-		arena_prefetch(next.offset_bytes);
+	 * fetching what claiming it will touch while the program works. A hint, so
+	 * the slot is read without the sequence check: any offset is harmless. */
+	uint64_t next = occurrence + 1 - atomic_load_explicit(&w->first, memory_order_relaxed);
+	if (next < atomic_load_explicit(&w->count, memory_order_relaxed) && next < w->capacity)
+		arena_prefetch(atomic_load_explicit(&w->slots[next].offset_bytes,
+						    memory_order_relaxed));
 	return true;
 }
 
 void *replay_alloc(size_t size, size_t align, bool zero)
 {
+	struct replay_counters *c = counters();
 	struct entry_place e;
 	void *p;
 
+	bump(c, &c->calls, 1);
 	if (!next_entry(size, &e))
 		return NULL;
 	if (size > e.size_bytes) {
@@ -514,7 +523,6 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 	}
 	if (zero)
 		memset(p, 0, size);
-	struct replay_counters *c = counters();
 	bump(c, &c->hit_bytes, size);
 	return p;
 }
@@ -522,12 +530,12 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 void replay_consume(size_t size)
 {
 	/* Served in place: a hit, and the occurrence is used up as when recording. */
+	struct replay_counters *c = counters();
 	struct entry_place e;
 
-	if (next_entry(size, &e)) {
-		struct replay_counters *c = counters();
+	bump(c, &c->calls, 1);
+	if (next_entry(size, &e))
 		bump(c, &c->hit_bytes, size);
-	}
 }
 
 bool replay_tracks_libc(void)

@@ -15,15 +15,14 @@
  * bad plan file in one line; then the caller passes everything to libc. */
 int replay_start(void);
 
-/* Counts one allocation call (hit or not), for the statistics. */
-void replay_count_call(void);
-
 /* An arena block for a request of size bytes and alignment align (1: malloc's
- * default), or NULL: the caller uses libc. zero: clear the bytes (calloc). */
+ * default), or NULL: the caller uses libc. zero: clear the bytes (calloc).
+ * Counts the call for the statistics, as a hit or as a miss. */
 void *replay_alloc(size_t size, size_t align, bool zero);
 
 /* Consumes the next occurrence of the caller's site without serving it: a realloc
- * that stays in place still counts as an allocation, as it did when recording. */
+ * that stays in place still counts as an allocation (and a call), as it did when
+ * recording. */
 void replay_consume(size_t size);
 
 /* libc bytes, for the statistics: a libc block of usable size bytes came or went.

@@ -32,7 +32,6 @@ void *route_alloc(enum alloc_kind kind, size_t align, size_t size)
 	guard_enter();
 	switch (preload_mode_now()) {
 	case PRELOAD_REPLAY:
-		replay_count_call();
 		p = replay_alloc(size, align, kind == ALLOC_CALLOC);
 		if (!p) {
 			p = libc_alloc(kind, align, size);
@@ -89,8 +88,6 @@ static void *realloc_arena(void *p, size_t size, bool nested)
 
 	if (!planned)
 		return NULL; /* not a live block: a wild pointer; do not touch it */
-	if (replaying)
-		replay_count_call();
 	if (size <= planned) {
 		if (replaying)
 			replay_consume(size);
@@ -123,7 +120,6 @@ static void *realloc_libc(void *p, size_t size)
 		return q;
 	}
 	case PRELOAD_REPLAY:
-		replay_count_call();
 		q = replay_alloc(size, 1, false);
 		if (!q && !replay_tracks_libc())
 			return __libc_realloc(p, size); /* no plan: nothing to measure */
