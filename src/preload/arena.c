@@ -245,17 +245,6 @@ static inline int end_in(uint64_t word, uint64_t b)
 	return ends ? __builtin_ctzll(ends) - 2 * WORD_GRANULES : -1;
 }
 
-void arena_prefetch(uint64_t offset_bytes)
-{
-	uint64_t w = offset_bytes / PLAN_GRANULE_BYTES / WORD_GRANULES;
-
-	if (offset_bytes >= arena_bytes)
-		return;
-	__builtin_prefetch((const void *)&fine[w], 1);
-	__builtin_prefetch((const void *)&coarse[w / 64], 0);
-	__builtin_prefetch((const void *)(arena_base + offset_bytes), 1);
-}
-
 /* The rest of a block being released whose first word was w0: the words it
  * still holds, up to its end bit. */
 static __attribute__((noinline)) void release_rest(uint64_t w0)

@@ -79,10 +79,6 @@ int arena_map(uint64_t bytes, bool prefault);
  * interrupt another arena operation of this thread (see 5 above). */
 void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes);
 
-/* Warms the cache for a claim at offset_bytes that is likely to come soon: the
- * check's words and the block's first bytes. A hint only: any offset is harmless. */
-void arena_prefetch(uint64_t offset_bytes);
-
 /* Releases the live block that starts at p. Returns false if p is not the start of
  * a live block (a double or wild free: ignored). Thread-safe. */
 bool arena_release(const void *p);

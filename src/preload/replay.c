@@ -489,13 +489,6 @@ static inline __attribute__((always_inline)) bool next_entry(size_t size, struct
 		miss(MISS_PLAN_UNREADABLE);
 		return false;
 	}
-	/* The site's next block is likely the next thing this code allocates: start
-	 * fetching what claiming it will touch while the program works. A hint, so
-	 * the slot is read without the sequence check: any offset is harmless. */
-	uint64_t next = occurrence + 1 - atomic_load_explicit(&w->first, memory_order_relaxed);
-	if (next < atomic_load_explicit(&w->count, memory_order_relaxed) && next < w->capacity)
-		arena_prefetch(atomic_load_explicit(&w->slots[next].offset_bytes,
-						    memory_order_relaxed));
 	return true;
 }
 
