@@ -104,8 +104,11 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *ctx)
 		scan->err = -ENOMEM;
 		return 1;
 	}
-	m.key = m.build_id_bytes ? XXH3_64bits(m.build_id, m.build_id_bytes)
-				 : XXH3_64bits(m.path, strlen(m.path));
+	/* read_build_id keeps build_id_bytes within build_id; saying so here also
+	 * spares the compiler the hash's paths for longer inputs. */
+	size_t id_bytes = m.build_id_bytes < sizeof(m.build_id) ? m.build_id_bytes
+								: sizeof(m.build_id);
+	m.key = id_bytes ? XXH3_64bits(m.build_id, id_bytes) : XXH3_64bits(m.path, strlen(m.path));
 	scan->modules[scan->count++] = m;
 	return 0;
 }
