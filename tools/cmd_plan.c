@@ -8,9 +8,9 @@
  * the rows with an offset column to OUT (atomically) or to stdout. The figures go
  * to stderr. The second form re-plans every image of a recorded plan file with the
  * same engine (recording plans within a small budget) and writes a new plan file,
- * keeping an image's old layout where the new one would not be smaller. It packs
- * all of an image's threads on one timeline, giving up the per-thread regions a
- * recording makes (recording.h). The default time limit is 10 s: enough for the
+ * keeping an image's old layout where the new one would not be smaller. An image
+ * whose threads had regions of the arena of their own keeps them
+ * (plan_builder.h). The default time limit is 10 s: enough for the
  * exact search to settle the small hard instances, short enough to run by hand.
  *
  * Each input kind has its own *_main function; the option parser only decides

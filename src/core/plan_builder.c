@@ -47,6 +47,12 @@ static int pack_blocks(struct block *blocks, uint64_t n, const struct planner_op
 	return 0;
 }
 
+/* size_bytes rounded up to whole replay granules. */
+static uint64_t granules_bytes(uint64_t size_bytes)
+{
+	return (size_bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES * PLAN_GRANULE_BYTES;
+}
+
 /* The block an entry (or allocation) takes: rounded to the replay granule, since
  * replay tracks occupancy per granule, and at least granule-aligned. An in-place
  * realloc takes no space (size 0 conflicts with nothing): its block's lifetime is
@@ -57,8 +63,7 @@ static struct block block_of(uint64_t size_bytes, uint64_t align_bytes, uint64_t
 	if (in_place)
 		return (struct block){0, t_start, t_end, 0, 1};
 	return (struct block){
-	    .size_bytes =
-		(size_bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES * PLAN_GRANULE_BYTES,
+	    .size_bytes = granules_bytes(size_bytes),
 	    .t_start = t_start,
 	    .t_end = t_end,
 	    .align_bytes = align_bytes > PLAN_GRANULE_BYTES ? align_bytes : PLAN_GRANULE_BYTES,
@@ -90,6 +95,166 @@ static int plan_entries(struct plan_entry *entries, uint64_t n, const struct pla
 	return r;
 }
 
+/* Union-find over sites, the lower index as root so that regions are numbered the
+ * same way in every run. */
+static uint32_t root_of(uint32_t *parent, uint32_t s)
+{
+	while (parent[s] != s) {
+		parent[s] = parent[parent[s]];
+		s = parent[s];
+	}
+	return s;
+}
+
+static void join(uint32_t *parent, uint32_t a, uint32_t b)
+{
+	a = root_of(parent, a);
+	b = root_of(parent, b);
+	if (a < b)
+		parent[b] = a;
+	else if (b < a)
+		parent[a] = b;
+}
+
+/* The bytes an entry's block took in the plan being re-planned. */
+struct span {
+	uint64_t start, end;
+	uint32_t site;
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Numbers the regions of entries[0..n): sites whose blocks shared bytes in the
+ * plan, at any time, are in one region, and so on transitively (an in-place entry
+ * is in its block's). In a plan with thread regions, each region found so lies in
+ * one thread's. Sets region[i] for each entry and *count. */
+static int number_regions(const struct plan_entry *entries, uint64_t n, uint32_t site_count,
+			  uint32_t *region, uint32_t *count)
+{
+	uint32_t *parent = malloc((site_count ? site_count : 1) * sizeof(*parent));
+	uint32_t *id = malloc((site_count ? site_count : 1) * sizeof(*id));
+	struct span *spans = malloc((n ? n : 1) * sizeof(*spans));
+	uint64_t m = 0;
+
+	if (!parent || !id || !spans) {
+		free(parent);
+		free(id);
+		free(spans);
+		return -ENOMEM;
+	}
+	for (uint32_t s = 0; s < site_count; s++)
+		parent[s] = s;
+	for (uint64_t i = 0; i < n; i++) {
+		const struct plan_entry *e = &entries[i];
+		if (e->in_place_of)
+			join(parent, e->site, entries[e->in_place_of - 1].site);
+		else if (e->size_bytes)
+			spans[m++] = (struct span){e->offset_bytes,
+						   e->offset_bytes + granules_bytes(e->size_bytes),
+						   e->site};
+	}
+	qsort(spans, (size_t)m, sizeof(*spans), by_start);
+	for (uint64_t k = 1, end = m ? spans[0].end : 0; k < m; k++) {
+		if (spans[k].start < end)
+			join(parent, spans[k].site, spans[k - 1].site);
+		if (spans[k].end > end)
+			end = spans[k].end;
+	}
+	*count = 0;
+	for (uint32_t s = 0; s < site_count; s++)
+		id[s] = UINT32_MAX;
+	for (uint32_t s = 0; s < site_count; s++) {
+		uint32_t r = root_of(parent, s);
+		if (id[r] == UINT32_MAX)
+			id[r] = (*count)++;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		region[i] = id[root_of(parent, entries[i].site)];
+	free(parent);
+	free(id);
+	free(spans);
+	return 0;
+}
+
+/* Re-plans entries[0..n) region by region (number_regions), each packed on its
+ * own and laid after the previous one at a multiple of its largest alignment, so
+ * that no two regions ever share bytes. Each region gets a share of the time
+ * budget in proportion to its entries. */
+static int plan_regions(struct plan_entry *entries, uint64_t n, uint32_t site_count,
+			const struct planner_options *opt, struct plan_image_record *rec)
+{
+	uint32_t *region = malloc((n ? n : 1) * sizeof(*region)), count = 0;
+	uint64_t *first = NULL, *order = NULL, *index = NULL, end = 0;
+	struct plan_entry *sub = NULL;
+	struct block *blocks = NULL;
+	int r = region ? number_regions(entries, n, site_count, region, &count) : -ENOMEM;
+
+	if (r == 0) {
+		first = calloc((size_t)count + 1, sizeof(*first));
+		order = malloc((n ? n : 1) * sizeof(*order));
+		index = malloc((n ? n : 1) * sizeof(*index));
+		sub = malloc((n ? n : 1) * sizeof(*sub));
+		blocks = malloc((n ? n : 1) * sizeof(*blocks));
+		if (!first || !order || !index || !sub || !blocks)
+			r = -ENOMEM;
+	}
+	if (r < 0)
+		goto out;
+	/* Entries grouped by region, in entry order within each (a counting sort). */
+	for (uint64_t i = 0; i < n; i++)
+		first[region[i] + 1]++;
+	for (uint32_t g = 0; g < count; g++)
+		first[g + 1] += first[g];
+	for (uint64_t i = 0; i < n; i++)
+		index[i] = first[region[i]]++; /* its place; first[g] moves to g's end */
+	for (uint32_t g = count; g > 0; g--)
+		first[g] = first[g - 1];
+	first[0] = 0;
+	for (uint64_t i = 0; i < n; i++)
+		order[index[i]] = i;
+	for (uint32_t g = 0; g < count && r == 0; g++) {
+		uint64_t lo = first[g], m = first[g + 1] - lo, align = PLAN_GRANULE_BYTES;
+		struct plan_image_record part = *rec;
+		struct planner_options part_opt;
+		for (uint64_t k = 0; k < m; k++) {
+			sub[k] = entries[order[lo + k]];
+			if (sub[k].in_place_of) /* its block is in the region: join() */
+				sub[k].in_place_of = index[sub[k].in_place_of - 1] - lo + 1;
+			if (sub[k].align_bytes > align)
+				align = sub[k].align_bytes;
+		}
+		if (opt) {
+			part_opt = *opt;
+			part_opt.time_limit_s = opt->time_limit_s * (double)m / (double)n;
+		}
+		r = plan_entries(sub, m, opt ? &part_opt : NULL, &part);
+		end = (end + align - 1) / align * align;
+		for (uint64_t k = 0; r == 0 && k < m; k++)
+			entries[order[lo + k]].offset_bytes = end + sub[k].offset_bytes;
+		end += part.arena_bytes;
+	}
+	if (r < 0)
+		goto out;
+	for (uint64_t i = 0; i < n; i++)
+		blocks[i] = block_of(entries[i].size_bytes, entries[i].align_bytes, entries[i].t_start,
+				     entries[i].t_end, entries[i].in_place_of != 0);
+	r = planner_lower_bound(blocks, (size_t)n, &rec->lower_bound_bytes);
+	rec->arena_bytes = end;
+out:
+	free(region);
+	free(first);
+	free(order);
+	free(index);
+	free(sub);
+	free(blocks);
+	return r;
+}
+
 int plan_builder_replan(struct plan_image *image, const struct planner_options *opt,
 			struct plan_entry **entries_out)
 {
@@ -109,7 +274,10 @@ int plan_builder_replan(struct plan_image *image, const struct planner_options *
 		return -ENOMEM;
 	if (n)
 		memcpy(entries, image->entries, n * sizeof(*entries));
-	r = plan_entries(entries, n, opt, &image->record);
+	if (image->record.flags & PLAN_IMAGE_THREAD_REGIONS)
+		r = plan_regions(entries, n, image->record.site_count, opt, &image->record);
+	else
+		r = plan_entries(entries, n, opt, &image->record);
 	if (r < 0) {
 		free(entries);
 		return r;

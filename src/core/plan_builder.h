@@ -17,7 +17,10 @@
 
 /* Re-plans image's entries: on success *entries_out is a new malloc'ed copy with new
  * offsets that image now points to, and arena_bytes and lower_bound_bytes are set.
- * opt may be NULL: the event packer only. Returns 0, -EINVAL, -ENOMEM. May
- * allocate. */
+ * opt may be NULL: the event packer only. An image with PLAN_IMAGE_THREAD_REGIONS
+ * is re-planned a region at a time: the call sites whose blocks shared bytes in
+ * its plan, at any time, transitively, form a region, which therefore lies inside
+ * one thread's; each region is packed on its own, after the previous one, so no
+ * two threads come to share bytes. Returns 0, -EINVAL, -ENOMEM. May allocate. */
 int plan_builder_replan(struct plan_image *image, const struct planner_options *opt,
 			struct plan_entry **entries_out);

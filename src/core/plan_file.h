@@ -73,7 +73,7 @@ struct plan_image_record {
 	uint32_t module_count;
 	uint32_t site_count;
 	uint32_t frame_count;
-	uint32_t flags;
+	uint32_t flags; /* PLAN_IMAGE_* */
 	uint32_t exe_path_offset; /* into strings */
 	uint32_t exe_path_bytes;
 	uint32_t args_offset; /* argv, each argument NUL-terminated */
@@ -89,6 +89,12 @@ struct plan_image_record {
 	uint64_t size_classes[PLAN_SIZE_CLASSES / 64]; /* bit c: an entry of class c */
 };
 static_assert(sizeof(struct plan_image_record) == 216, "image record layout");
+
+/* The recording packed each thread's call sites in a region of the arena of their
+ * own (recording.h), so that threads interleaving differently when replayed do not
+ * find each other's blocks in their planned bytes; re-planning keeps the regions
+ * apart (plan_builder.h). Readers that do not know a flag ignore it. */
+#define PLAN_IMAGE_THREAD_REGIONS 1u
 
 struct plan_module {
 	uint64_t key;	      /* hash of the build-id, or of the path when there is none */

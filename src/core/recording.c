@@ -599,7 +599,9 @@ int recording_build(const struct recording *rec, struct plan_image *image,
 	    (double)n <= opt->time_limit_s * PLANNER_BLOCKS_PER_SECOND)
 		r = replan_if_smaller(image, opt, built);
 	if (r == 0 && rec->lane_count > 1 && (double)arena > LANES_SLACK * (double)rec->peak_bytes)
-		r = replan_if_smaller(image, NULL, built);
+		r = replan_if_smaller(image, NULL, built); /* all together, without the flag */
+	if (r == 0 && rec->lane_count > 1 && !built->entries)
+		image->record.flags |= PLAN_IMAGE_THREAD_REGIONS; /* the lanes stand */
 	if (r < 0)
 		recording_built_free(built);
 	return r;

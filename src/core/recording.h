@@ -24,7 +24,8 @@
  * order matters, and that is the same run after run. Lanes cost little arena when
  * threads run side by side, and much when they follow each other; if they would
  * make the arena more than a quarter bigger than the lower bound, the build packs
- * all blocks together instead, if that is smaller.
+ * all blocks together instead, if that is smaller. A plan whose lanes stand is
+ * marked PLAN_IMAGE_THREAD_REGIONS, so that re-planning keeps them.
  *
  * Addresses are only keys: the recording never touches the memory. Pure: no
  * global state; not thread-safe (the caller orders events under its own lock). */

@@ -226,13 +226,32 @@ static void lane_span(const struct plan_image *im, const struct plan_entry *e, u
 	}
 }
 
-/* Two threads' blocks alive side by side get regions of their own; threads that
- * follow each other are packed together, since regions would waste the arena. */
+/* The entries of an image pass the independent checker. */
+static void check_valid(const struct plan_image *im, const struct plan_entry *e)
+{
+	uint64_t n = im->record.entry_count;
+	struct block *blocks = calloc(n ? n : 1, sizeof(*blocks));
+	char why[256];
+
+	for (uint64_t i = 0; i < n; i++)
+		blocks[i] = (struct block){e[i].in_place_of ? 0 : (e[i].size_bytes + 15) / 16 * 16,
+					   e[i].t_start, e[i].t_end, e[i].offset_bytes,
+					   e[i].align_bytes};
+	if (checker_validate(blocks, n, im->record.arena_bytes, why, sizeof(why)) != 0) {
+		fprintf(stderr, "invalid plan: %s\n", why);
+		exit(1);
+	}
+	free(blocks);
+}
+
+/* Two threads' blocks alive side by side get regions of their own, and keep them
+ * when re-planned; threads that follow each other are packed together, since
+ * regions would waste the arena. */
 static void check_lanes(void)
 {
 	struct plan_site input_sites[SITES];
 	struct recording_built built;
-	struct plan_entry *entries;
+	struct plan_entry *entries, *replanned;
 	struct plan_image im = base_image(input_sites, 9, 103);
 	struct recording rec;
 	uint64_t ring[2][8] = {{0}}, address = 4096, lo[2], hi[2];
@@ -253,6 +272,18 @@ static void check_lanes(void)
 	lane_span(&im, entries, 0, &lo[0], &hi[0]);
 	lane_span(&im, entries, 1, &lo[1], &hi[1]);
 	CHECK(hi[0] <= lo[1] || hi[1] <= lo[0]);
+	CHECK(im.record.flags & PLAN_IMAGE_THREAD_REGIONS);
+	struct plan_image re = im;
+	re.entries = entries;
+	CHECK(plan_builder_replan(&re, NULL, &replanned) == 0);
+	CHECK(re.record.flags & PLAN_IMAGE_THREAD_REGIONS);
+	CHECK_EQ_U64(re.record.lower_bound_bytes, im.record.lower_bound_bytes);
+	check_valid(&re, replanned);
+	lane_span(&re, replanned, 0, &lo[0], &hi[0]);
+	lane_span(&re, replanned, 1, &lo[1], &hi[1]);
+	CHECK(hi[0] <= lo[1] || hi[1] <= lo[0]);
+	CHECK(hi[0] <= re.record.arena_bytes && hi[1] <= re.record.arena_bytes);
+	free(replanned);
 	free(entries);
 	recording_built_free(&built);
 	recording_fini(&rec);
@@ -269,6 +300,7 @@ static void check_lanes(void)
 	CHECK(recording_build(&rec, &im, NULL, &built) == 0);
 	CHECK_EQ_U64(im.record.lower_bound_bytes, 1 << 20);
 	CHECK(im.record.arena_bytes <= im.record.lower_bound_bytes * 5 / 4);
+	CHECK(!(im.record.flags & PLAN_IMAGE_THREAD_REGIONS));
 	recording_built_free(&built);
 	recording_fini(&rec);
 }
@@ -308,6 +340,13 @@ int main(void)
 	struct plan_image replan = im;
 	CHECK(plan_image_entries(&im, &decoded) == 0);
 	replan.entries = decoded;
+	CHECK(plan_builder_replan(&replan, NULL, &replanned) == 0);
+	check_built(&replan, &m);
+	free(replanned);
+	/* Region by region too: in-place entries follow their blocks, alignment holds. */
+	replan = im;
+	replan.entries = decoded;
+	replan.record.flags |= PLAN_IMAGE_THREAD_REGIONS;
 	CHECK(plan_builder_replan(&replan, NULL, &replanned) == 0);
 	check_built(&replan, &m);
 
