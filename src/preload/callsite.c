@@ -199,8 +199,9 @@ static struct callsite_origin take_origin(void)
 
 /* The cache key for a call origin, or 0 if there is none. It only has to tell
  * origins apart within this process (it is never written to a plan), so it is a
- * multiply-xorshift mix rather than a hash function: the depth term is injective
- * (depth < 2^28, odd multiplier), and the thread's name keeps threads apart. */
+ * multiply-xorshift mix rather than a hash function; the thread's name keeps
+ * threads apart. Two origins that still share a key are caught like any
+ * ambiguous key: their first uses unwind to different sites. */
 static inline uint64_t origin_key(struct callsite_origin origin)
 {
 	uint64_t depth = callsite_stack_base - origin.frame;
