@@ -359,48 +359,6 @@ void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
 	end_block(rec, token);
 }
 
-/* Where each site's records lie in a list grouped by site: order[start[s] ..
- * start[s + 1]) are the indices, in list order, of site s's records. */
-struct by_site {
-	uint64_t *start, *order;
-};
-
-/* Groups n records of a list by the 32-bit site at offset site_at of each
- * stride-byte record (a counting sort; RECORDING_NO_SITE records are left out). */
-static int group_by_site(const void *list, uint64_t n, size_t stride, size_t site_at,
-			 uint32_t site_count, struct by_site *g)
-{
-	const char *base = list;
-
-	g->start = calloc((size_t)site_count + 2, sizeof(*g->start));
-	g->order = malloc((n ? n : 1) * sizeof(*g->order));
-	if (!g->start || !g->order)
-		return -ENOMEM;
-	for (uint64_t i = 0; i < n; i++) {
-		uint32_t s;
-		memcpy(&s, base + i * stride + site_at, sizeof(s));
-		if (s < site_count)
-			g->start[s + 2]++;
-	}
-	for (uint32_t s = 0; s < site_count; s++)
-		g->start[s + 2] += g->start[s + 1];
-	/* start[s + 1] is now where site s's records go; it ends up as start[s + 1]
-	 * of the next site, leaving start[] as documented. */
-	for (uint64_t i = 0; i < n; i++) {
-		uint32_t s;
-		memcpy(&s, base + i * stride + site_at, sizeof(s));
-		if (s < site_count)
-			g->order[g->start[s + 1]++] = i;
-	}
-	return 0;
-}
-
-static void by_site_free(struct by_site *g)
-{
-	free(g->start);
-	free(g->order);
-}
-
 /* Lays the lanes out one after the other, each at a multiple of its largest
  * alignment; returns the arena they need. */
 static uint64_t lane_bases(const struct recording *rec, uint64_t base[RECORDING_LANES])
@@ -416,105 +374,148 @@ static uint64_t lane_bases(const struct recording *rec, uint64_t base[RECORDING_
 }
 
 /* The lists of a recording grouped by site, and what placing an entry needs. */
+/* What placing an entry needs: where each lane starts, and the sites' first
+ * entries (for in_place_of). */
 struct build {
-	const struct recording *rec;
+	struct recording *rec;
 	const struct plan_site *sites; /* with first_entry set */
 	uint64_t base[RECORDING_LANES];
-	struct by_site live, in_place, aligned;
 };
 
-static void place(struct plan_entry *entries, uint32_t s, uint32_t occurrence, uint64_t size,
-		  uint64_t offset, uint64_t t_start, uint64_t t_end)
+/* In a log ordered by occurrence (order_logs), the place of an entry that did not
+ * end: its occurrence field says which list holds it, its size field where. */
+#define LOG_EMPTY   UINT32_MAX
+#define LOG_LIVE    (UINT32_MAX - 1)
+#define LOG_IN_PLACE (UINT32_MAX - 2)
+
+/* Puts each site's ended entries at the index of their occurrence in the site's
+ * own log, grown if need be to hold all the site's entries, and marks the other
+ * indices with where their entry is (a live slot, an in-place realloc); notes
+ * each aligned entry's alignment there too. Each move puts one entry where it
+ * belongs, so this is linear, and the log serves as its own index: the entries
+ * are then read in occurrence order without a table of their own. */
+static int order_logs(struct recording *rec)
 {
-	entries[occurrence] = (struct plan_entry){
-	    .site = s,
-	    .occurrence = occurrence,
-	    .size_bytes = size,
-	    .offset_bytes = offset,
-	    .t_start = t_start,
-	    .t_end = t_end,
-	    .align_bytes = 1,
-	};
+	for (uint32_t s = 0; s < rec->site_count; s++) {
+		struct recording_site *site = &rec->sites[s];
+		uint64_t count = site->count;
+		if (count > site->ended_capacity) { /* in-place reallocs take no log room */
+			void *grown = grow_table(site->ended,
+						 site->ended_capacity * sizeof(*site->ended),
+						 count * sizeof(*site->ended));
+			if (!grown)
+				return -ENOMEM;
+			site->ended = grown;
+			site->ended_capacity = count;
+		}
+		struct recording_ended *log = site->ended;
+		for (uint64_t i = site->ended_count; i < count; i++)
+			log[i] = (struct recording_ended){.occurrence = LOG_EMPTY};
+		for (uint64_t i = 0; i < count; i++) {
+			while (log[i].occurrence < LOG_IN_PLACE && log[i].occurrence != i) {
+				struct recording_ended moved = log[log[i].occurrence];
+				log[log[i].occurrence] = log[i];
+				log[i] = moved;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < rec->live_used; i++) {
+		const struct recording_live *x = &rec->live[i];
+		if (x->site != RECORDING_NO_SITE)
+			rec->sites[x->site].ended[x->occurrence] =
+			    (struct recording_ended){.size = i, .occurrence = LOG_LIVE};
+	}
+	for (uint64_t i = 0; i < rec->in_place_count; i++) {
+		const struct recording_in_place *x = &rec->in_place[i];
+		rec->sites[x->site].ended[x->occurrence] =
+		    (struct recording_ended){.size = i, .occurrence = LOG_IN_PLACE};
+	}
+	for (uint64_t i = 0; i < rec->aligned_count; i++) {
+		const struct recording_aligned *x = &rec->aligned[i];
+		rec->sites[x->site].ended[x->occurrence].align_log2 =
+		    (uint32_t)__builtin_ctzll(x->align);
+	}
+	return 0;
 }
 
-/* Fills entries[0 .. count of site s) with site s's entries, in occurrence order. */
-static void site_entries(const struct build *b, uint32_t s, struct plan_entry *entries)
+/* Occurrence k of site s, from its log ordered by occurrence, into *e. Returns
+ * false if nothing recorded it (which cannot happen). */
+static bool entry_at(const struct build *b, uint32_t s, uint64_t k, struct plan_entry *e)
 {
 	const struct recording *rec = b->rec;
+	const struct recording_ended *x = &rec->sites[s].ended[k];
 	uint64_t base = b->base[rec->sites[s].lane];
 
-	for (uint64_t k = 0; k < rec->sites[s].ended_count; k++) {
-		const struct recording_ended *x = &rec->sites[s].ended[k];
-		place(entries, s, x->occurrence, x->size, base + x->offset, x->t_start, x->t_end);
+	*e = (struct plan_entry){
+	    .site = s,
+	    .occurrence = (uint32_t)k,
+	    .align_bytes = UINT32_C(1) << x->align_log2,
+	};
+	if (x->occurrence == LOG_LIVE) {
+		const struct recording_live *l = &rec->live[x->size];
+		e->size_bytes = l->size;
+		e->offset_bytes =
+		    base + offset_allocator_offset(&rec->lanes[rec->sites[s].lane].offsets, l->range);
+		e->t_start = l->t_start;
+		e->t_end = PLAN_T_INFINITY;
+	} else if (x->occurrence == LOG_IN_PLACE) {
+		const struct recording_in_place *p = &rec->in_place[x->size];
+		e->size_bytes = p->size;
+		e->offset_bytes = b->base[rec->sites[p->root_site].lane] + p->root_offset;
+		e->t_start = p->t_start;
+		e->t_end = p->t_end;
+		e->in_place_of = b->sites[p->root_site].first_entry + p->root_occurrence + 1;
+	} else if (x->occurrence == k) {
+		e->size_bytes = x->size;
+		e->offset_bytes = base + x->offset;
+		e->t_start = x->t_start;
+		e->t_end = x->t_end;
+	} else {
+		return false;
 	}
-	for (uint64_t k = b->live.start[s]; k < b->live.start[s + 1]; k++) {
-		const struct recording_live *x = &rec->live[b->live.order[k]];
-		place(entries, s, x->occurrence, x->size,
-		      base + offset_allocator_offset(&rec->lanes[rec->sites[s].lane].offsets,
-						     x->range),
-		      x->t_start, PLAN_T_INFINITY);
-	}
-	for (uint64_t k = b->in_place.start[s]; k < b->in_place.start[s + 1]; k++) {
-		const struct recording_in_place *x = &rec->in_place[b->in_place.order[k]];
-		place(entries, s, x->occurrence, x->size,
-		      b->base[rec->sites[x->root_site].lane] + x->root_offset, x->t_start,
-		      x->t_end);
-		entries[x->occurrence].in_place_of =
-		    b->sites[x->root_site].first_entry + x->root_occurrence + 1;
-	}
-	for (uint64_t k = b->aligned.start[s]; k < b->aligned.start[s + 1]; k++) {
-		const struct recording_aligned *x = &rec->aligned[b->aligned.order[k]];
-		entries[x->occurrence].align_bytes = (uint32_t)x->align;
-	}
+	return true;
 }
 
-/* Encodes every site's entries, a site at a time through one scratch table, into
- * built->blocks and built->encoded; sets the image's encoded entries and size
- * classes. */
+/* Encodes every site's entries, a block of them at a time, into built->blocks and
+ * built->encoded; sets the image's encoded entries and size classes. Each site's
+ * log is given back once encoded, so the logs shrink as the plan grows. */
 static int encode_sites(const struct build *b, struct plan_image *image,
 			struct recording_built *built)
 {
-	const struct recording *rec = b->rec;
-	uint64_t largest = 0, block_count = 0, block = 0, at = 0;
-	struct plan_entry *scratch;
+	struct recording *rec = b->rec;
+	uint64_t block_count = 0, block = 0, at = 0;
+	struct plan_entry scratch[PLAN_BLOCK_ENTRIES];
 
-	for (uint32_t s = 0; s < rec->site_count; s++) {
-		if (rec->sites[s].count > largest)
-			largest = rec->sites[s].count;
+	for (uint32_t s = 0; s < rec->site_count; s++)
 		block_count += plan_site_blocks(rec->sites[s].count);
-	}
-	scratch = malloc((largest ? largest : 1) * sizeof(*scratch));
 	built->blocks = malloc((block_count + 1) * sizeof(*built->blocks));
 	/* Room for the worst case; only what is written gets touched. */
 	built->encoded = malloc(rec->entry_count * ENTRY_CODEC_MAX_BYTES + 1);
-	if (!scratch || !built->blocks || !built->encoded) {
-		free(scratch);
+	if (!built->blocks || !built->encoded)
 		return -ENOMEM;
-	}
 	memset(image->record.size_classes, 0, sizeof(image->record.size_classes));
 	for (uint32_t s = 0; s < rec->site_count; s++) {
-		uint64_t count = rec->sites[s].count;
-		site_entries(b, s, scratch);
-		for (uint64_t i = 0; i < count; i++) {
-			unsigned c = plan_size_class(scratch[i].size_bytes);
-			image->record.size_classes[c / 64] |= UINT64_C(1) << (c % 64);
-		}
-		for (uint64_t first = 0; first < count; first += PLAN_BLOCK_ENTRIES) {
-			uint64_t n =
-			    count - first < PLAN_BLOCK_ENTRIES ? count - first : PLAN_BLOCK_ENTRIES;
-			int64_t bytes;
-			built->blocks[block++] = at;
-			bytes =
-			    entry_codec_encode(scratch + first, (uint32_t)n, built->encoded + at);
-			if (bytes < 0) {
-				free(scratch);
-				return (int)bytes;
+		struct recording_site *site = &rec->sites[s];
+		for (uint64_t first = 0; first < site->count; first += PLAN_BLOCK_ENTRIES) {
+			uint64_t n = site->count - first < PLAN_BLOCK_ENTRIES ? site->count - first
+									  : PLAN_BLOCK_ENTRIES;
+			for (uint64_t k = 0; k < n; k++) {
+				if (!entry_at(b, s, first + k, &scratch[k]))
+					return -EINVAL;
+				unsigned c = plan_size_class(scratch[k].size_bytes);
+				image->record.size_classes[c / 64] |= UINT64_C(1) << (c % 64);
 			}
+			built->blocks[block++] = at;
+			int64_t bytes = entry_codec_encode(scratch, (uint32_t)n, built->encoded + at);
+			if (bytes < 0)
+				return (int)bytes;
 			at += (uint64_t)bytes;
 		}
+		free_table(site->ended, site->ended_capacity * sizeof(*site->ended));
+		site->ended = NULL;
+		site->ended_count = site->ended_capacity = 0;
 	}
 	built->blocks[block] = at;
-	free(scratch);
 	image->entries = NULL;
 	image->blocks = built->blocks;
 	image->encoded_entries = built->encoded;
@@ -554,7 +555,7 @@ static int replan_if_smaller(struct plan_image *image, const struct planner_opti
  * packing all together instead (see recording.h). */
 #define LANES_SLACK 1.25
 
-int recording_build(const struct recording *rec, struct plan_image *image,
+int recording_build(struct recording *rec, struct plan_image *image,
 		    const struct planner_options *opt, struct recording_built *built)
 {
 	struct build b = {.rec = rec};
@@ -577,23 +578,13 @@ int recording_build(const struct recording *rec, struct plan_image *image,
 	b.sites = built->sites;
 	/* Every entry is in exactly one of: its site's log, a live slot, the in-place
 	 * list. */
-	r = group_by_site(rec->live, rec->live_used, sizeof(*rec->live),
-			  offsetof(struct recording_live, site), sc, &b.live);
-	if (r == 0)
-		r = group_by_site(rec->in_place, rec->in_place_count, sizeof(*rec->in_place),
-				  offsetof(struct recording_in_place, site), sc, &b.in_place);
-	if (r == 0)
-		r = group_by_site(rec->aligned, rec->aligned_count, sizeof(*rec->aligned),
-				  offsetof(struct recording_aligned, site), sc, &b.aligned);
+	r = order_logs(rec);
 	image->sites = built->sites;
 	image->record.entry_count = n;
 	image->record.arena_bytes = arena;
 	image->record.lower_bound_bytes = rec->peak_bytes;
 	if (r == 0)
 		r = encode_sites(&b, image, built);
-	by_site_free(&b.live);
-	by_site_free(&b.in_place);
-	by_site_free(&b.aligned);
 	/* The planner proper packs all lanes together: only for one lane. */
 	if (r == 0 && rec->lane_count <= 1 && opt && arena > rec->peak_bytes &&
 	    (double)n <= opt->time_limit_s * PLANNER_BLOCKS_PER_SECOND)

@@ -6,8 +6,8 @@
  * Each entry is written once, when its block ends: what it will say is kept in
  * the block's live slot meanwhile (slots are reused last-freed first, so they stay
  * in cache), and at the end it is appended to its site's log of ended entries, a
- * sequential write. recording_build reads each site's log in order and places its
- * entries where their occurrences say. The rare parts of an entry stay out of
+ * sequential write. recording_build moves each site's log into occurrence order
+ * in place (each move settles one entry) and encodes it from there. The rare parts of an entry stay out of
  * the hot path: the alignment of the few blocks aligned beyond a granule, and the
  * in-place reallocs, are kept in side lists.
  *
@@ -42,6 +42,7 @@
 struct recording_ended {
 	uint64_t size, offset, t_start, t_end;
 	uint32_t occurrence;
+	uint32_t align_log2; /* 0 until recording_build notes it (see aligned) */
 };
 
 struct recording_site {
@@ -147,11 +148,13 @@ struct recording_built {
  * encoded (entries NULL; blocks, encoded_entries, entries_bytes and size_classes
  * set, as the reader gives them) or, when re-planned, decoded; and the record's
  * entry_count, arena_bytes and lower_bound_bytes are set. Blocks still alive end
- * at infinity. The entries are encoded a site at a time, so the whole trace is
- * never expanded at once. With opt, the planner proper re-plans traces small
- * enough for opt->time_limit_s, and the smaller arena wins. The recording itself
- * is left as it was. Returns 0, -EINVAL, -ENOMEM. */
-int recording_build(const struct recording *rec, struct plan_image *image,
+ * at infinity. The entries are encoded a block at a time, each site's straight
+ * from its log, which is put in occurrence order in place and given back once
+ * encoded: the whole trace is never expanded, and the logs shrink as the plan
+ * grows. So a recording is built once (then only recording_fini). With opt, the
+ * planner proper re-plans traces small enough for opt->time_limit_s, and the
+ * smaller arena wins. Returns 0, -EINVAL, -ENOMEM. */
+int recording_build(struct recording *rec, struct plan_image *image,
 		    const struct planner_options *opt, struct recording_built *built);
 
 void recording_built_free(struct recording_built *built);
