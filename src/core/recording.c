@@ -373,7 +373,6 @@ static uint64_t lane_bases(const struct recording *rec, uint64_t base[RECORDING_
 	return end;
 }
 
-/* The lists of a recording grouped by site, and what placing an entry needs. */
 /* What placing an entry needs: where each lane starts, and the sites' first
  * entries (for in_place_of). */
 struct build {
@@ -384,8 +383,8 @@ struct build {
 
 /* In a log ordered by occurrence (order_logs), the place of an entry that did not
  * end: its occurrence field says which list holds it, its size field where. */
-#define LOG_EMPTY   UINT32_MAX
-#define LOG_LIVE    (UINT32_MAX - 1)
+#define LOG_EMPTY    UINT32_MAX
+#define LOG_LIVE     (UINT32_MAX - 1)
 #define LOG_IN_PLACE (UINT32_MAX - 2)
 
 /* Puts each site's ended entries at the index of their occurrence in the site's
@@ -412,9 +411,12 @@ static int order_logs(struct recording *rec)
 		for (uint64_t i = site->ended_count; i < count; i++)
 			log[i] = (struct recording_ended){.occurrence = LOG_EMPTY};
 		for (uint64_t i = 0; i < count; i++) {
-			while (log[i].occurrence < LOG_IN_PLACE && log[i].occurrence != i) {
-				struct recording_ended moved = log[log[i].occurrence];
-				log[log[i].occurrence] = log[i];
+			/* An occurrence out of range or taken twice (which the recording
+			 * never makes) stays put, and encoding it fails. */
+			for (uint64_t j; (j = log[i].occurrence) < count && j != i &&
+					 log[j].occurrence != j;) {
+				struct recording_ended moved = log[j];
+				log[j] = log[i];
 				log[i] = moved;
 			}
 		}
