@@ -141,6 +141,7 @@ struct entry_window;
  * mapping is given back). */
 static const char *plan_map;
 static int plan_fd = -1;
+static struct stat plan_identity; /* the file as validated */
 static uint64_t entries_file_offset;
 static uint64_t *block_offsets;	   /* block k: [block_offsets[k], block_offsets[k + 1]) */
 static uint64_t *site_first_block; /* per site */
@@ -198,6 +199,7 @@ static const void *map_plan(size_t *len)
 		return NULL;
 	}
 	plan_fd = fd; /* kept open: entries are read with pread (see read_entry) */
+	plan_identity = st;
 	*len = (size_t)st.st_size;
 	return map;
 }
@@ -403,9 +405,39 @@ static inline bool window_lookup(struct entry_window *w, uint64_t k, struct entr
 	       out->size_bytes != UNUSABLE;
 }
 
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* A descriptor of the plan file as it was validated, or -1. A program may close
+ * descriptors it did not open (daemons and sandboxes close them all), and the
+ * number may then name a file of its own: so each read first checks what the
+ * descriptor is, and if it is no longer the plan, opens the plan again by its
+ * path, if that is still the same file. The old number is left alone: it is the
+ * program's now. Under windows_lock. */
+static int plan_descriptor(void)
+{
+	struct stat st;
+	int fd;
+
+	if (plan_fd >= 0 && fstat(plan_fd, &st) == 0 && same_file(&st, &plan_identity))
+		return plan_fd;
+	fd = open(preload_config.plan_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !same_file(&st, &plan_identity)) {
+		close(fd);
+		return -1;
+	}
+	plan_fd = fd;
+	return fd;
+}
+
 /* Reads the block of site that holds occurrence k into the window, under
- * windows_lock. Returns false if the plan can no longer be read (the program
- * closed memplan's descriptor, or the file changed under it). */
+ * windows_lock. Returns false if the plan can no longer be read (memplan's
+ * descriptor was closed and the file is gone or was replaced: plan_descriptor). */
 static bool window_refill(struct entry_window *w, uint64_t k)
 {
 	const uint32_t site = w->site;
@@ -420,7 +452,7 @@ static bool window_refill(struct entry_window *w, uint64_t k)
 		n = PLAN_BLOCK_ENTRIES;
 	/* The validated plan's blocks are at most this long; a longer one is not ours. */
 	bool ok = bytes <= sizeof(staging_bytes) &&
-		  pread(plan_fd, staging_bytes, bytes, (off_t)(entries_file_offset + at)) ==
+		  pread(plan_descriptor(), staging_bytes, bytes, (off_t)(entries_file_offset + at)) ==
 		      (ssize_t)bytes &&
 		  entry_codec_decode_places(staging_bytes, bytes, (uint32_t)n, staging_offsets,
 					    staging_sizes) == 0;

@@ -50,4 +50,18 @@ unreadable=$(python3 -c 'import json,sys; print(sum(json.loads(l)["misses"]["pla
 hits=$(python3 -c 'import json,sys; print(sum(json.loads(l)["hits"] for l in open(sys.argv[1])))' "$WORK/bad.stats")
 echo "badblocks/raw: $hits served, $unreadable unreadable"
 [ "$unreadable" -gt 0 ] && [ "$hits" -gt 0 ] || fail "badblocks/raw: expected both served and unreadable"
+
+# A program that closes every descriptor it did not open (memplan's plan among
+# them) and opens files of its own on the freed numbers: replay opens the plan
+# again and goes on serving it; it never reads the program's files as plan.
+name=fd_closer
+run_plain "$name" "$PROGRAMS/fd_closer" 20000
+run_record "$name" "$PROGRAMS/fd_closer" 20000
+same_as_plain "$name" record
+run_replay "$name" "$PROGRAMS/fd_closer" 20000
+same_as_plain "$name" replay
+no_memplan_messages "$name" replay
+[ "$(stat_sum "$name" misses.plan_unreadable)" -eq 0 ] ||
+  fail "$name: lost the plan when the program closed its descriptor"
+hit_ratio_at_least "$name" 99
 echo "hostile plans: ok"
