@@ -88,6 +88,8 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 	fprintf(out,
 		"  lower bound:  %" PRIu64 " bytes (most bytes live at once; arena is %.4fx)\n",
 		r->lower_bound_bytes, ratio(r->arena_bytes, r->lower_bound_bytes));
+	if (r->flags & PLAN_IMAGE_THREAD_REGIONS)
+		fprintf(out, "  threads:      each in a region of the arena of its own\n");
 	if (!r->site_count)
 		return;
 	fprintf(out, "  top call sites by bytes live at the peak (%" PRIu64 " requested bytes):\n",
@@ -123,10 +125,12 @@ static void print_image_json(FILE *out, struct symbolizer *sym, const struct pla
 	fprintf(out,
 		",\"pid\":%u,\"depth\":%u,\"allocations\":%" PRIu64 ",\"alloc_calls\":%" PRIu64
 		",\"arena_bytes\":%" PRIu64 ",\"lower_bound_bytes\":%" PRIu64
-		",\"sites\":%u,\"peak_time\":%" PRIu64 ",\"exe_key\":\"%016" PRIx64
-		"\",\"args_key\":\"%016" PRIx64 "\",\"top_sites\":[",
+		",\"sites\":%u,\"thread_regions\":%s,\"peak_time\":%" PRIu64
+		",\"exe_key\":\"%016" PRIx64 "\",\"args_key\":\"%016" PRIx64 "\",\"top_sites\":[",
 		r->pid, r->depth, r->entry_count, r->alloc_calls, r->arena_bytes,
-		r->lower_bound_bytes, r->site_count, t_peak, r->exe_key, r->args_key);
+		r->lower_bound_bytes, r->site_count,
+		r->flags & PLAN_IMAGE_THREAD_REGIONS ? "true" : "false", t_peak, r->exe_key,
+		r->args_key);
 	for (unsigned i = 0; i < top && i < r->site_count; i++) {
 		const struct site_summary *s = &sums[i];
 		const struct plan_site *site = &im->sites[s->site];
@@ -213,16 +217,19 @@ int cmd_show(int argc, char **argv)
 		lower += im.record.lower_bound_bytes;
 		sites += im.record.site_count;
 	}
-	if (json)
-		printf("{\"file\":\"%s\",\"format_version\":%u,\"record_id\":%" PRIu64
-		       ",\"allocations\":%" PRIu64 ",\"arena_bytes\":%" PRIu64
-		       ",\"lower_bound_bytes\":%" PRIu64 ",\"sites\":%" PRIu64 ",\"images\":[",
-		       path, h->version, h->record_id, allocations, arena, lower, sites);
-	else
+	if (json) {
+		printf("{\"file\":");
+		json_string(stdout, path, strlen(path));
+		printf(",\"format_version\":%u,\"record_id\":%" PRIu64 ",\"allocations\":%" PRIu64
+		       ",\"arena_bytes\":%" PRIu64 ",\"lower_bound_bytes\":%" PRIu64
+		       ",\"sites\":%" PRIu64 ",\"images\":[",
+		       h->version, h->record_id, allocations, arena, lower, sites);
+	} else {
 		printf("plan: %s (%u process image%s; totals: %" PRIu64
 		       " allocations, arena %" PRIu64 " bytes, lower bound %" PRIu64 " bytes)\n",
 		       path, h->image_count, h->image_count == 1 ? "" : "s", allocations, arena,
 		       lower);
+	}
 	for (uint32_t i = 0; i < h->image_count; i++) {
 		struct plan_image im;
 		struct site_summary *sums;

@@ -23,19 +23,21 @@ for threads in 4 8; do
   echo "$name: last replay served $hits of $(stat_sum "$name" allocs) allocations from the arena"
 done
 
-# Threads that run side by side get regions of the arena of their own when
-# recorded, so the replay serves every allocation whatever the interleaving; a
-# re-plan by `memplan plan` must keep those regions (the plan marks them), or
-# one thread's planned bytes would be another's live block.
-: "${CHURN:?CHURN must name the churn benchmark}"
-name=churn4
-run_plain "$name" "$CHURN" 50000 4
-run_record "$name" "$CHURN" 50000 4
+# Threads whose blocks are alive side by side get regions of the arena of their
+# own when recorded, so the replay serves every allocation whatever the
+# interleaving; a re-plan by `memplan plan` must keep those regions (the plan
+# marks them), or one thread's planned bytes would be another's live block.
+name=rings4
+run_plain "$name" "$PROGRAMS/thread_rings" 4 20000
+run_record "$name" "$PROGRAMS/thread_rings" 4 20000
 same_as_plain "$name" record
+regions=$("$MEMPLAN" show --json "$WORK/$name.plan" |
+  python3 -S -c 'import json, sys; print(json.load(sys.stdin)["images"][0]["thread_regions"])')
+[ "$regions" = True ] || fail "$name: the recording gave its threads no regions of their own"
 "$MEMPLAN" plan "$WORK/$name.plan" -o "$WORK/$name.replanned" --time-limit 1 2>"$WORK/$name.plan.err" ||
   fail "$name: memplan plan failed: $(cat "$WORK/$name.plan.err")"
 replay_all_served() {
-  run_replay "$name" "$CHURN" 50000 4
+  run_replay "$name" "$PROGRAMS/thread_rings" 4 20000
   same_as_plain "$name" replay
   no_memplan_messages "$name" replay
   hit_ratio_at_least "$name" 99
