@@ -188,7 +188,8 @@ static void end_block(struct recording *rec, uint64_t h)
 	if (b->current != NO_IN_PLACE)
 		rec->in_place[b->current].t_end = t;
 	struct recording_site *site = &rec->sites[b->site];
-	site->ended[site->ended_count++] = (struct recording_ended){
+	site->ended_count++;
+	site->ended[b->occurrence] = (struct recording_ended){
 	    .size = b->size,
 	    .offset = offset_allocator_offset(offsets, range), /* within its lane */
 	    .t_start = b->t_start,
@@ -200,20 +201,31 @@ static void end_block(struct recording *rec, uint64_t h)
 	live_give(rec, i);
 }
 
-/* Makes sure a site's log has room for every block it started and one more: its
- * entry count bounds the blocks it started. */
+/* Grows a site's log to capacity entries; what is new reads as zero (a slot
+ * with no entry: every ended entry has t_end >= 1). Mapped tables come zeroed,
+ * and are not touched here, so that untouched pages stay out of memory. */
+static bool log_grow(struct recording_site *site, uint64_t capacity)
+{
+	uint64_t old_bytes = site->ended_capacity * sizeof(*site->ended);
+	uint64_t new_bytes = capacity * sizeof(*site->ended);
+	char *grown = grow_table(site->ended, old_bytes, new_bytes);
+
+	if (!grown)
+		return false;
+	if (new_bytes < MAPPED_TABLE_BYTES) /* else a mapping, zero beyond the old bytes */
+		memset(grown + old_bytes, 0, new_bytes - old_bytes);
+	site->ended = (struct recording_ended *)grown;
+	site->ended_capacity = capacity;
+	return true;
+}
+
+/* Makes sure a site's log has a slot for every block it started and one more:
+ * its entry count bounds the blocks it started. */
 static bool ended_room(struct recording_site *site)
 {
 	if (site->count < site->ended_capacity)
 		return true;
-	uint64_t cap = site->ended_capacity ? 2 * site->ended_capacity : 16;
-	void *grown = grow_table(site->ended, site->ended_capacity * sizeof(*site->ended),
-				 cap * sizeof(*site->ended));
-	if (!grown)
-		return false;
-	site->ended = grown;
-	site->ended_capacity = cap;
-	return true;
+	return log_grow(site, site->ended_capacity ? 2 * site->ended_capacity : 16);
 }
 
 /* Records a new block with a range of its own; returns its handle or
@@ -381,45 +393,22 @@ struct build {
 	uint64_t base[RECORDING_LANES];
 };
 
-/* In a log ordered by occurrence (order_logs), the place of an entry that did not
- * end: its occurrence field says which list holds it, its size field where. */
-#define LOG_EMPTY    UINT32_MAX
+/* A slot of a log whose entry did not end (recording_build marks them): its
+ * occurrence field says which list holds the entry, its size field where. */
 #define LOG_LIVE     (UINT32_MAX - 1)
 #define LOG_IN_PLACE (UINT32_MAX - 2)
 
-/* Puts each site's ended entries at the index of their occurrence in the site's
- * own log, grown if need be to hold all the site's entries, and marks the other
- * indices with where their entry is (a live slot, an in-place realloc); notes
- * each aligned entry's alignment there too. Each move puts one entry where it
- * belongs, so this is linear, and the log serves as its own index: the entries
- * are then read in occurrence order without a table of their own. */
-static int order_logs(struct recording *rec)
+/* Marks each site's log slots of entries that did not end with where they are (a
+ * live slot, an in-place realloc), grows a log to all the site's entries if need
+ * be (in-place reallocs take no slot while recording), and notes each aligned
+ * entry's alignment in its slot. Then a site's log holds, or points to, every
+ * entry of the site, at the index of its occurrence. */
+static int mark_logs(struct recording *rec)
 {
 	for (uint32_t s = 0; s < rec->site_count; s++) {
 		struct recording_site *site = &rec->sites[s];
-		uint64_t count = site->count;
-		if (count > site->ended_capacity) { /* in-place reallocs take no log room */
-			void *grown = grow_table(site->ended,
-						 site->ended_capacity * sizeof(*site->ended),
-						 count * sizeof(*site->ended));
-			if (!grown)
-				return -ENOMEM;
-			site->ended = grown;
-			site->ended_capacity = count;
-		}
-		struct recording_ended *log = site->ended;
-		for (uint64_t i = site->ended_count; i < count; i++)
-			log[i] = (struct recording_ended){.occurrence = LOG_EMPTY};
-		for (uint64_t i = 0; i < count; i++) {
-			/* An occurrence out of range or taken twice (which the recording
-			 * never makes) stays put, and encoding it fails. */
-			for (uint64_t j; (j = log[i].occurrence) < count && j != i &&
-					 log[j].occurrence != j;) {
-				struct recording_ended moved = log[j];
-				log[j] = log[i];
-				log[i] = moved;
-			}
-		}
+		if (site->count > site->ended_capacity && !log_grow(site, site->count))
+			return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < rec->live_used; i++) {
 		const struct recording_live *x = &rec->live[i];
@@ -440,8 +429,8 @@ static int order_logs(struct recording *rec)
 	return 0;
 }
 
-/* Occurrence k of site s, from its log ordered by occurrence, into *e. Returns
- * false if nothing recorded it (which cannot happen). */
+/* Occurrence k of site s, from its log (mark_logs), into *e. Returns false if
+ * nothing recorded it (which cannot happen). */
 static bool entry_at(const struct build *b, uint32_t s, uint64_t k, struct plan_entry *e)
 {
 	const struct recording *rec = b->rec;
@@ -467,7 +456,7 @@ static bool entry_at(const struct build *b, uint32_t s, uint64_t k, struct plan_
 		e->t_start = p->t_start;
 		e->t_end = p->t_end;
 		e->in_place_of = b->sites[p->root_site].first_entry + p->root_occurrence + 1;
-	} else if (x->occurrence == k) {
+	} else if (x->occurrence == k && x->t_end) {
 		e->size_bytes = x->size;
 		e->offset_bytes = base + x->offset;
 		e->t_start = x->t_start;
@@ -580,7 +569,7 @@ int recording_build(struct recording *rec, struct plan_image *image,
 	b.sites = built->sites;
 	/* Every entry is in exactly one of: its site's log, a live slot, the in-place
 	 * list. */
-	r = order_logs(rec);
+	r = mark_logs(rec);
 	image->sites = built->sites;
 	image->record.entry_count = n;
 	image->record.arena_bytes = arena;

@@ -5,9 +5,10 @@
  *
  * Each entry is written once, when its block ends: what it will say is kept in
  * the block's live slot meanwhile (slots are reused last-freed first, so they stay
- * in cache), and at the end it is appended to its site's log of ended entries, a
- * sequential write. recording_build moves each site's log into occurrence order
- * in place (each move settles one entry) and encodes it from there. The rare parts of an entry stay out of
+ * in cache), and at the end it goes to its site's log of ended entries, at the
+ * index of its occurrence (most blocks end soon after they start, so this is
+ * close to a sequential write). So the log is in occurrence order as it is, and
+ * recording_build encodes it from there. The rare parts of an entry stay out of
  * the hot path: the alignment of the few blocks aligned beyond a granule, and the
  * in-place reallocs, are kept in side lists.
  *
@@ -48,8 +49,9 @@ struct recording_ended {
 struct recording_site {
 	uint64_t count; /* entries so far: the next one's occurrence */
 	uint32_t lane;	/* the lane its blocks are packed in */
-	/* Its ended entries, in the order they ended; room for every block it started,
-	 * so ending never fails. */
+	/* Its ended entries, each at the index of its occurrence (a slot of zeros for
+	 * one that has not ended); a slot for every block it started, so ending never
+	 * fails. */
 	struct recording_ended *ended;
 	uint64_t ended_count, ended_capacity;
 };
@@ -149,9 +151,9 @@ struct recording_built {
  * set, as the reader gives them) or, when re-planned, decoded; and the record's
  * entry_count, arena_bytes and lower_bound_bytes are set. Blocks still alive end
  * at infinity. The entries are encoded a block at a time, each site's straight
- * from its log, which is put in occurrence order in place and given back once
- * encoded: the whole trace is never expanded, and the logs shrink as the plan
- * grows. So a recording is built once (then only recording_fini). With opt, the
+ * from its log, which is given back once encoded: the whole trace is never
+ * expanded, and the logs shrink as the plan grows. So a recording is built once
+ * (then only recording_fini). With opt, the
  * planner proper re-plans traces small enough for opt->time_limit_s, and the
  * smaller arena wins. Returns 0, -EINVAL, -ENOMEM. */
 int recording_build(struct recording *rec, struct plan_image *image,

@@ -305,8 +305,8 @@ static void check_lanes(void)
 	recording_fini(&rec);
 }
 
-/* A log that names one occurrence twice (which the recording never writes) makes
- * the build fail, not loop. */
+/* A log slot that holds another occurrence's entry, or none (which the recording
+ * never leaves), makes the build fail. */
 static void check_bad_log(void)
 {
 	struct plan_site input_sites[SITES];
@@ -323,6 +323,19 @@ static void check_bad_log(void)
 	}
 	CHECK_EQ_U64(rec.sites[0].ended_count, 4);
 	rec.sites[0].ended[2].occurrence = rec.sites[0].ended[3].occurrence;
+	CHECK(recording_build(&rec, &im, NULL, &built) == -EINVAL);
+	recording_built_free(&built);
+	recording_fini(&rec);
+
+	im = base_image(input_sites, 5, 106);
+	CHECK(recording_init(&rec) == 0);
+	for (uint32_t s = 0; s < SITES; s++)
+		CHECK(recording_add_site(&rec) == 0 && recording_site_lane(&rec, s, 0) == 0);
+	for (uint64_t a = 1; a <= 4; a++) {
+		CHECK(recording_alloc(&rec, a * 4096, 0, 64, 1) == 0);
+		recording_free(&rec, a * 4096);
+	}
+	memset(&rec.sites[0].ended[1], 0, sizeof(rec.sites[0].ended[1]));
 	CHECK(recording_build(&rec, &im, NULL, &built) == -EINVAL);
 	recording_built_free(&built);
 	recording_fini(&rec);
