@@ -475,15 +475,20 @@ static int encode_sites(const struct build *b, struct plan_image *image,
 {
 	struct recording *rec = b->rec;
 	uint64_t block_count = 0, block = 0, at = 0;
-	struct plan_entry scratch[PLAN_BLOCK_ENTRIES];
+	/* On the heap: the plan may be written from a signal handler on a small
+	 * alternate stack. */
+	struct plan_entry *scratch = malloc(PLAN_BLOCK_ENTRIES * sizeof(*scratch));
+	int r = 0;
 
 	for (uint32_t s = 0; s < rec->site_count; s++)
 		block_count += plan_site_blocks(rec->sites[s].count);
 	built->blocks = malloc((block_count + 1) * sizeof(*built->blocks));
 	/* Room for the worst case; only what is written gets touched. */
 	built->encoded = malloc(rec->entry_count * ENTRY_CODEC_MAX_BYTES + 1);
-	if (!built->blocks || !built->encoded)
-		return -ENOMEM;
+	if (!scratch || !built->blocks || !built->encoded) {
+		r = -ENOMEM;
+		goto out;
+	}
 	memset(image->record.size_classes, 0, sizeof(image->record.size_classes));
 	for (uint32_t s = 0; s < rec->site_count; s++) {
 		struct recording_site *site = &rec->sites[s];
@@ -491,15 +496,19 @@ static int encode_sites(const struct build *b, struct plan_image *image,
 			uint64_t n = site->count - first < PLAN_BLOCK_ENTRIES ? site->count - first
 									  : PLAN_BLOCK_ENTRIES;
 			for (uint64_t k = 0; k < n; k++) {
-				if (!entry_at(b, s, first + k, &scratch[k]))
-					return -EINVAL;
+				if (!entry_at(b, s, first + k, &scratch[k])) {
+					r = -EINVAL;
+					goto out;
+				}
 				unsigned c = plan_size_class(scratch[k].size_bytes);
 				image->record.size_classes[c / 64] |= UINT64_C(1) << (c % 64);
 			}
 			built->blocks[block++] = at;
 			int64_t bytes = entry_codec_encode(scratch, (uint32_t)n, built->encoded + at);
-			if (bytes < 0)
-				return (int)bytes;
+			if (bytes < 0) {
+				r = (int)bytes;
+				goto out;
+			}
 			at += (uint64_t)bytes;
 		}
 		free_table(site->ended, site->ended_capacity * sizeof(*site->ended));
@@ -511,7 +520,9 @@ static int encode_sites(const struct build *b, struct plan_image *image,
 	image->blocks = built->blocks;
 	image->encoded_entries = built->encoded;
 	image->record.entries_bytes = at;
-	return 0;
+out:
+	free(scratch);
+	return r;
 }
 
 /* Re-plans the image's entries (decoded for it) with the planner proper when opt
