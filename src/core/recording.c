@@ -188,7 +188,6 @@ static void end_block(struct recording *rec, uint64_t h)
 	if (b->current != NO_IN_PLACE)
 		rec->in_place[b->current].t_end = t;
 	struct recording_site *site = &rec->sites[b->site];
-	site->ended_count++;
 	site->ended[b->occurrence] = (struct recording_ended){
 	    .size = b->size,
 	    .offset = offset_allocator_offset(offsets, range), /* within its lane */
@@ -513,7 +512,7 @@ static int encode_sites(const struct build *b, struct plan_image *image,
 		}
 		free_table(site->ended, site->ended_capacity * sizeof(*site->ended));
 		site->ended = NULL;
-		site->ended_count = site->ended_capacity = 0;
+		site->ended_capacity = 0;
 	}
 	built->blocks[block] = at;
 	image->entries = NULL;

@@ -53,7 +53,7 @@ struct recording_site {
 	 * one that has not ended); a slot for every block it started, so ending never
 	 * fails. */
 	struct recording_ended *ended;
-	uint64_t ended_count, ended_capacity;
+	uint64_t ended_capacity;
 };
 
 /* Lanes beyond this share: lane l is packed with lane l % RECORDING_LANES. */

@@ -321,7 +321,7 @@ static void build_refuses(void (*damage)(struct recording_ended *log))
 		CHECK(recording_alloc(&rec, a * 4096, 0, 64, 1) == 0);
 		recording_free(&rec, a * 4096);
 	}
-	CHECK_EQ_U64(rec.sites[0].ended_count, 4);
+	CHECK(rec.sites[0].ended_capacity >= 4);
 	damage(rec.sites[0].ended);
 	CHECK(recording_build(&rec, &im, NULL, &built) == -EINVAL);
 	recording_built_free(&built);
