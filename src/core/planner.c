@@ -4,9 +4,9 @@
  *    timeline wherever nothing is live: each such part is planned on its own from
  *    offset 0, and the arena is the highest part.
  * 2. Every part gets the O(m log m) event-order best fit, and, when its overlapping
- *    pairs are few enough to enumerate quickly, greedy by size with best fit and
- *    lowest offset first; the smallest wins. This is all that runs with
- *    time_limit_s == 0.
+ *    pairs are few enough to enumerate quickly (and, under a time limit, soon
+ *    enough), greedy by size with best fit and lowest offset first; the smallest
+ *    wins. This is all that runs with time_limit_s == 0.
  * 3. With time left, parts above the target (the lower bound, or the capacity) are
  *    improved: a fixed set of greedy orders and fits, then an exact branch-and-bound
  *    search (planner_search.c). Candidates are compared by (arena, fixed index), so
@@ -135,8 +135,10 @@ static void part_offer(struct part *p, const uint64_t *cand, uint64_t arena_byte
 /* The quick pass: event-order best fit, which is O(m log m) whatever the input;
  * then, when the overlapping pairs P are few enough to enumerate in about a
  * second, greedy by size with best fit and lowest offset first by area
- * (O(P log P)). The lowest result wins. */
-static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order)
+ * (O(P log P)). The lowest result wins. With a deadline (not 0), the two
+ * heuristics over pairs run only if they are likely to end before it: a few
+ * thousand blocks that all live to the end have millions of pairs. */
+static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order, double deadline_s)
 {
 	uint64_t arena;
 	int ret;
@@ -145,6 +147,9 @@ static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order)
 	if (ret)
 		return ret;
 	if (p->arena_bytes <= p->lower_bytes || p->pairs > QUICK_LOWEST_PAIR_LIMIT)
+		return 0;
+	if (deadline_s > 0 &&
+	    planner_now_s() + (double)p->pairs / (double)QUICK_PAIR_LIMIT > deadline_s)
 		return 0;
 	if (p->pairs <= QUICK_PAIR_LIMIT) {
 		ret = greedy_make_order(p->it, p->m, GREEDY_BY_SIZE, order);
@@ -437,7 +442,7 @@ int planner_solve(struct block *blocks, size_t n, const struct planner_options *
 		goto err_free;
 	}
 	for (size_t q = 0; q < nparts; q++) {
-		ret = part_quick(&parts[q], scratch, order);
+		ret = part_quick(&parts[q], scratch, order, limit_s > 0 ? deadline_s : 0);
 		if (ret)
 			goto err_free;
 	}

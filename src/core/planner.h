@@ -13,8 +13,10 @@
 #include "block.h"
 
 struct planner_options {
-	/* Wall-clock budget for improvement beyond the first heuristic, in seconds.
-	 * 0 means: the fast O(n log n) heuristic only. */
+	/* Wall-clock budget in seconds. 0 means: the quick pass only (planner.c),
+	 * however long its heuristics over overlapping pairs take; with a budget,
+	 * they run only if they are likely to fit it, and improvement uses the rest.
+	 * The O(n log n) first heuristic always runs. */
 	double time_limit_s;
 	/* If non-zero, stop as soon as a solution at or below this size is found
 	 * (a decision problem, as in MiniMalloc's --capacity). */
