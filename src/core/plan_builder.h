@@ -15,6 +15,10 @@
  * until `memplan plan` re-plans them offline. */
 #define PLANNER_BLOCKS_PER_SECOND 500000.0
 
+/* At exit of a recording, the planner runs only where the arena is at least this
+ * much (and 1%) above the lower bound: below, there is little for it to save. */
+#define PLANNER_MIN_GAIN_BYTES (UINT64_C(64) << 10)
+
 /* Re-plans image's entries: on success *entries_out is a new malloc'ed copy with new
  * offsets that image now points to, and arena_bytes and lower_bound_bytes are set.
  * opt may be NULL: the event packer only. An image with PLAN_IMAGE_THREAD_REGIONS

@@ -586,9 +586,12 @@ int recording_build(struct recording *rec, struct plan_image *image,
 	image->record.lower_bound_bytes = rec->peak_bytes;
 	if (r == 0)
 		r = encode_sites(&b, image, built);
-	/* The planner proper packs all lanes together: only for one lane. */
-	if (r == 0 && rec->lane_count <= 1 && opt && arena > rec->peak_bytes &&
-	    (double)n <= opt->time_limit_s * PLANNER_BLOCKS_PER_SECOND)
+	/* The planner proper packs all lanes together: only for one lane. And only
+	 * where it can save what is worth its budget, which a program that runs many
+	 * short processes (a shell script) pays at every exit. */
+	uint64_t gap = arena > rec->peak_bytes ? arena - rec->peak_bytes : 0;
+	if (r == 0 && rec->lane_count <= 1 && opt && gap >= PLANNER_MIN_GAIN_BYTES &&
+	    gap >= arena / 100 && (double)n <= opt->time_limit_s * PLANNER_BLOCKS_PER_SECOND)
 		r = replan_if_smaller(image, opt, built);
 	if (r == 0 && rec->lane_count > 1 && (double)arena > LANES_SLACK * (double)rec->peak_bytes)
 		r = replan_if_smaller(image, NULL, built); /* all together, without the flag */
