@@ -39,11 +39,14 @@ MEMPLAN_EXPORT void free(void *p)
 {
 	if (!p)
 		return;
-	/* An arena block, in any mode: releasing it touches only the arena's check,
-	 * which calls nothing and so needs no guard. */
-	if (arena_owns(p))
+	/* An arena block, in any mode, straight to the arena's check. Under the
+	 * guard all the same: a signal handler that allocates while the release is
+	 * half done must go to libc, not claim in the arena (arena.h, point 5). */
+	if (arena_owns(p)) {
+		guard_enter();
 		arena_release(p);
-	else if (route_passthrough())
+		guard_leave();
+	} else if (route_passthrough())
 		__libc_free(p);
 	else
 		route_free(p);
