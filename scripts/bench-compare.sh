@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compares two revisions of memplan side by side on this machine, for a change
 # whose effect is smaller than the machine's noise: replay and record of the
-# churn and sqlite3 workloads of scripts/bench.sh, in alternating runs (glibc
+# churn, mt-churn and sqlite3 workloads of scripts/bench.sh, in alternating runs (glibc
 # alone, OLD, NEW) so that all three see the same load. Each revision replays the
 # plan it recorded itself. Prints, per cell, the least and the median CPU seconds
 # (user + system) as a Markdown table.
@@ -52,6 +52,7 @@ lib() { echo "$work/$1/src/preload/libmemplan.so"; }
 
 python3 "$root/scripts/bench/gen_sql.py" 200000 >"$work/workload.sql"
 churn=("$work/new/tests/bench/bench-churn" 3000000)
+mt_churn=("$work/new/tests/bench/bench-churn" 1000000 4)
 sqlite=(sh -c "exec sqlite3 :memory: < '$work/workload.sql'")
 
 # Runs one command under a mode ("plain", or replay/record with a revision's
@@ -78,8 +79,12 @@ summary() {
 
 echo "| $runs alternating runs, least / median CPU s | glibc alone | ${revs[0]} | ${revs[1]} |"
 echo "|---|---|---|---|"
-for workload in churn sqlite3; do
-	if [ $workload = churn ]; then cmd=("${churn[@]}"); else cmd=("${sqlite[@]}"); fi
+for workload in churn mt-churn sqlite3; do
+	case $workload in
+	churn) cmd=("${churn[@]}") ;;
+	mt-churn) cmd=("${mt_churn[@]}") ;;
+	*) cmd=("${sqlite[@]}") ;;
+	esac
 	for mode in replay record; do
 		cell=$workload-$mode
 		# Each revision replays its own plan, recorded once before the timed runs.
