@@ -12,25 +12,10 @@
 uintptr_t arena_base;
 uint64_t arena_bytes;
 
-/* A fine word covers WORD_GRANULES granules: bit b (b < 21) is granule b's
- * occupied bit, bit 21 + b its start bit, bit 42 + b its end bit. */
-#define WORD_GRANULES 21
-#define OCCUPIED      ((UINT64_C(1) << WORD_GRANULES) - 1)
-#define STARTS	      (OCCUPIED << WORD_GRANULES)
-#define ENDS	      (OCCUPIED << (2 * WORD_GRANULES))
-#define START(b)      (UINT64_C(1) << (WORD_GRANULES + (b)))
-#define END(b)	      (UINT64_C(1) << (2 * WORD_GRANULES + (b)))
-#define NO_END	      UINT64_MAX
+#define NO_END UINT64_MAX
 
-/* fine: one word per WORD_GRANULES granules; coarse: one bit per fine word. */
-static _Atomic uint64_t *fine, *coarse;
-static uint64_t granules, fine_words;
-
-/* Occupied bits of granules lo..hi (inclusive) of a word. */
-static inline uint64_t occupied_run(uint64_t lo, uint64_t hi)
-{
-	return (UINT64_C(2) << hi) - (UINT64_C(1) << lo);
-}
+_Atomic uint64_t *arena_fine, *arena_coarse;
+uint64_t arena_granules, arena_fine_words;
 
 /* The bits [bit, bit + count) of a coarse word, count <= 64 - bit. */
 static inline uint64_t coarse_run(uint64_t bit, uint64_t count)
@@ -47,7 +32,7 @@ int arena_map(uint64_t bytes, bool prefault)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t count = (bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES;
-	uint64_t words = (count + WORD_GRANULES - 1) / WORD_GRANULES;
+	uint64_t words = (count + ARENA_WORD_GRANULES - 1) / ARENA_WORD_GRANULES;
 	uint64_t coarse_bytes = round_up((words + 63) / 64 * 8, 64);
 	uint64_t meta_bytes = coarse_bytes + words * 8;
 	uint64_t map_bytes = round_up(bytes, page) + PLAN_MAX_ALIGN_BYTES;
@@ -86,10 +71,10 @@ int arena_map(uint64_t bytes, bool prefault)
 	 * memory that the plan does not already count (measured: the same peak RSS
 	 * on the benchmarks' workloads). */
 	madvise(base, (size_t)(end - base), MADV_HUGEPAGE);
-	coarse = meta;
-	fine = (_Atomic uint64_t *)((char *)meta + coarse_bytes);
-	granules = count;
-	fine_words = words;
+	arena_coarse = meta;
+	arena_fine = (_Atomic uint64_t *)((char *)meta + coarse_bytes);
+	arena_granules = count;
+	arena_fine_words = words;
 	if (prefault) {
 		/* Touch every page now so the run itself takes no page faults. */
 		for (uint64_t off = 0; off < bytes; off += page)
@@ -100,21 +85,12 @@ int arena_map(uint64_t bytes, bool prefault)
 	return 0;
 }
 
-/* Every operation on fine and coarse words is seq_cst: the handshake between the
- * two levels (arena.h) needs a single total order of them. The read-modify-writes
- * go through lone_atomic.h, which drops the bus lock while there is one thread. */
-
-static bool coarse_test(uint64_t w)
-{
-	return atomic_load(&coarse[w / 64]) >> (w % 64) & 1;
-}
-
 /* Clears the coarse bits of fine words [lo, hi). */
 static void coarse_clear(uint64_t lo, uint64_t hi)
 {
 	while (lo < hi) {
 		uint64_t bit = lo % 64, n = 64 - bit < hi - lo ? 64 - bit : hi - lo;
-		lone_fetch_and(&coarse[lo / 64], ~coarse_run(bit, n));
+		lone_fetch_and(&arena_coarse[lo / 64], ~coarse_run(bit, n));
 		lo += n;
 	}
 }
@@ -127,7 +103,7 @@ static bool coarse_take(uint64_t lo, uint64_t hi)
 	for (uint64_t at = lo; at < hi;) {
 		uint64_t bit = at % 64, n = 64 - bit < hi - at ? 64 - bit : hi - at;
 		uint64_t mask = coarse_run(bit, n);
-		_Atomic uint64_t *word = &coarse[at / 64];
+		_Atomic uint64_t *word = &arena_coarse[at / 64];
 		uint64_t old = atomic_load(word);
 		do {
 			if (old & mask) {
@@ -137,7 +113,7 @@ static bool coarse_take(uint64_t lo, uint64_t hi)
 		} while (!lone_cas(word, &old, old | mask));
 		at += n;
 		for (uint64_t w = at - n; w < at; w++) {
-			if (atomic_load(&fine[w])) {
+			if (atomic_load(&arena_fine[w])) {
 				coarse_clear(lo, at);
 				return false;
 			}
@@ -146,156 +122,68 @@ static bool coarse_take(uint64_t lo, uint64_t hi)
 	return true;
 }
 
-/* Sets the occupied bits mask of fine word w if they are all clear, then checks
- * that w is not held at the coarse level, then sets the bits marks (start or end
- * bits of the caller's block, which must need no other check). If the word
- * already held a start (a block that passed its check and is not yet released),
- * no coarse claim can hold w: the check is skipped and marks set in the same
- * step. On failure gives back what it took. */
-static inline bool fine_take(uint64_t w, uint64_t mask, uint64_t marks)
-{
-	uint64_t old, add;
-
-	/* One thread: the same checks, then one store (lone_atomic.h). */
-	if (lone_thread()) {
-		old = atomic_load_explicit(&fine[w], memory_order_relaxed);
-		if (old & mask || (!(old & STARTS) && coarse_test(w)))
-			return false;
-		atomic_store_explicit(&fine[w], old | mask | marks, memory_order_relaxed);
-		return true;
-	}
-	old = atomic_load(&fine[w]);
-	do {
-		if (old & mask)
-			return false;
-		add = old & STARTS ? mask | marks : mask;
-	} while (!lone_cas(&fine[w], &old, old | add));
-	if (add == mask) {
-		if (coarse_test(w)) {
-			lone_fetch_and(&fine[w], ~mask);
-			return false;
-		}
-		if (marks)
-			lone_fetch_or(&fine[w], marks);
-	}
-	return true;
-}
-
 /* Claims granules first..last, which span fine words w0 < w1: head and tail words
  * at the fine level, whole words between at the coarse level, in address order;
  * the end bit once the tail passed, then the start bit. Kept apart from the
  * one-word claim, the common case, so that it stays short. */
-static __attribute__((noinline)) void *claim_span(uint64_t offset_bytes, uint64_t first,
-						  uint64_t last)
+void *arena_claim_span(uint64_t offset_bytes, uint64_t first, uint64_t last)
 {
-	uint64_t w0 = first / WORD_GRANULES, b0 = first % WORD_GRANULES;
-	uint64_t w1 = last / WORD_GRANULES, b1 = last % WORD_GRANULES;
+	uint64_t w0 = first / ARENA_WORD_GRANULES, b0 = first % ARENA_WORD_GRANULES;
+	uint64_t w1 = last / ARENA_WORD_GRANULES, b1 = last % ARENA_WORD_GRANULES;
 
-	if (!fine_take(w0, occupied_run(b0, WORD_GRANULES - 1), 0))
+	if (!arena_fine_take(w0, arena_occupied_run(b0, ARENA_WORD_GRANULES - 1), 0))
 		return NULL;
 	if (!coarse_take(w0 + 1, w1))
 		goto give_back_head;
-	if (!fine_take(w1, occupied_run(0, b1), END(b1)))
+	if (!arena_fine_take(w1, arena_occupied_run(0, b1), ARENA_END(b1)))
 		goto give_back_middle;
-	lone_fetch_or(&fine[w0], START(b0));
+	lone_fetch_or(&arena_fine[w0], ARENA_START(b0));
 	return (void *)(arena_base + offset_bytes);
 give_back_middle:
 	coarse_clear(w0 + 1, w1);
 give_back_head:
-	lone_fetch_and(&fine[w0], ~occupied_run(b0, WORD_GRANULES - 1));
+	lone_fetch_and(&arena_fine[w0], ~arena_occupied_run(b0, ARENA_WORD_GRANULES - 1));
 	return NULL;
-}
-
-void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes)
-{
-	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES;
-	uint64_t count = size_bytes / PLAN_GRANULE_BYTES + (size_bytes % PLAN_GRANULE_BYTES != 0);
-	uint64_t last, w0, b0;
-
-	if (offset_bytes % PLAN_GRANULE_BYTES || !count || first >= granules ||
-	    count > granules - first)
-		return NULL;
-	last = first + count - 1;
-	w0 = first / WORD_GRANULES;
-	b0 = first % WORD_GRANULES;
-	if (b0 + count > WORD_GRANULES)
-		return claim_span(offset_bytes, first, last);
-	return fine_take(w0, occupied_run(b0, b0 + count - 1), START(b0) | END(b0 + count - 1))
-		   ? (void *)(arena_base + offset_bytes)
-		   : NULL;
 }
 
 /* The first granule with its end bit set in fine words after w, or NO_END. */
 static uint64_t end_after(uint64_t w)
 {
-	while (++w < fine_words) {
-		uint64_t ends = atomic_load(&fine[w]) & ENDS;
+	while (++w < arena_fine_words) {
+		uint64_t ends = atomic_load(&arena_fine[w]) & ARENA_ENDS;
 		if (ends)
-			return w * WORD_GRANULES + (uint64_t)__builtin_ctzll(ends) -
-			       2 * WORD_GRANULES;
+			return w * ARENA_WORD_GRANULES + (uint64_t)__builtin_ctzll(ends) -
+			       2 * ARENA_WORD_GRANULES;
 	}
 	return NO_END;
 }
 
-/* The first end bit at or after bit b of a fine word's value, or -1. */
-static inline int end_in(uint64_t word, uint64_t b)
-{
-	uint64_t ends = word & ENDS & (~UINT64_C(0) << (2 * WORD_GRANULES + b));
-
-	return ends ? __builtin_ctzll(ends) - 2 * WORD_GRANULES : -1;
-}
-
 /* The rest of a block being released whose first word was w0: the words it
  * still holds, up to its end bit. */
-static __attribute__((noinline)) void release_rest(uint64_t w0)
+void arena_release_rest(uint64_t w0)
 {
 	uint64_t last = end_after(w0), w1;
 
 	if (last == NO_END)
 		return; /* cannot happen: a live block has its end bit */
-	w1 = last / WORD_GRANULES;
-	lone_fetch_and(&fine[w1],
-		       ~(END(last % WORD_GRANULES) | occupied_run(0, last % WORD_GRANULES)));
+	w1 = last / ARENA_WORD_GRANULES;
+	lone_fetch_and(&arena_fine[w1], ~(ARENA_END(last % ARENA_WORD_GRANULES) |
+					  arena_occupied_run(0, last % ARENA_WORD_GRANULES)));
 	coarse_clear(w0 + 1, w1);
-}
-
-bool arena_release(const void *p)
-{
-	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES;
-	uint64_t w0 = g / WORD_GRANULES, b0 = g % WORD_GRANULES, old;
-	int b1;
-
-	if (offset % PLAN_GRANULE_BYTES || g >= granules)
-		return false;
-	/* Whoever clears the start bit owns the release: a racing double free finds
-	 * it clear and does nothing. The block's part of this word goes in the same
-	 * step, with its end bit if that is here too. */
-	old = atomic_load(&fine[w0]);
-	do {
-		if (!(old & START(b0)))
-			return false;
-		b1 = end_in(old, b0);
-	} while (!lone_cas(&fine[w0], &old,
-			   old & ~(START(b0) | (b1 >= 0 ? END(b1) | occupied_run(b0, (uint64_t)b1)
-							: occupied_run(b0, WORD_GRANULES - 1)))));
-	if (b1 >= 0)
-		return true;
-	release_rest(w0);
-	return true;
 }
 
 size_t arena_block_bytes(const void *p)
 {
 	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES;
-	uint64_t w0 = g / WORD_GRANULES, b0 = g % WORD_GRANULES, word, last;
+	uint64_t w0 = g / ARENA_WORD_GRANULES, b0 = g % ARENA_WORD_GRANULES, word, last;
 	int b1;
 
-	if (offset % PLAN_GRANULE_BYTES || g >= granules)
+	if (offset % PLAN_GRANULE_BYTES || g >= arena_granules)
 		return 0;
-	word = atomic_load(&fine[w0]);
-	if (!(word & START(b0)))
+	word = atomic_load(&arena_fine[w0]);
+	if (!(word & ARENA_START(b0)))
 		return 0;
-	b1 = end_in(word, b0);
-	last = b1 >= 0 ? w0 * WORD_GRANULES + (uint64_t)b1 : end_after(w0);
+	b1 = arena_end_in(word, b0);
+	last = b1 >= 0 ? w0 * ARENA_WORD_GRANULES + (uint64_t)b1 : end_after(w0);
 	return last == NO_END ? 0 : (size_t)((last - g + 1) * PLAN_GRANULE_BYTES);
 }

@@ -54,10 +54,12 @@
  * needs the overlay sets of a plan we cannot trust. */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lone_atomic.h"
 #include "plan_file.h"
 
 extern uintptr_t arena_base;
@@ -77,12 +79,181 @@ int arena_map(uint64_t bytes, bool prefault);
  * inside the arena) if those granules are free. Returns the block or NULL (busy).
  * Thread-safe and lock-free; does not allocate. With one thread it must not
  * interrupt another arena operation of this thread (see 5 above). */
-void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes);
+static inline void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes);
 
 /* Releases the live block that starts at p. Returns false if p is not the start of
  * a live block (a double or wild free: ignored). Thread-safe. */
-bool arena_release(const void *p);
+static inline bool arena_release(const void *p);
 
 /* The size of the live block that starts at p (its planned size, in whole
  * granules), or 0 if p is not the start of a live block. Thread-safe. */
 size_t arena_block_bytes(const void *p);
+
+/* The rest of this header is the check itself, inline because a block of one
+ * fine word, the common case, is claimed and released in a few instructions
+ * (arena.c holds the longer paths).
+ *
+ * A fine word covers ARENA_WORD_GRANULES granules: bit b (b < 21) is granule b's
+ * occupied bit, bit 21 + b its start bit, bit 42 + b its end bit. Every
+ * operation on fine and coarse words is seq_cst: the handshake between the two
+ * levels needs a single total order of them. The read-modify-writes go through
+ * lone_atomic.h, which drops the bus lock while there is one thread. */
+#define ARENA_WORD_GRANULES 21
+#define ARENA_OCCUPIED	    ((UINT64_C(1) << ARENA_WORD_GRANULES) - 1)
+#define ARENA_STARTS	    (ARENA_OCCUPIED << ARENA_WORD_GRANULES)
+#define ARENA_ENDS	    (ARENA_OCCUPIED << (2 * ARENA_WORD_GRANULES))
+#define ARENA_START(b)	    (UINT64_C(1) << (ARENA_WORD_GRANULES + (b)))
+#define ARENA_END(b)	    (UINT64_C(1) << (2 * ARENA_WORD_GRANULES + (b)))
+
+/* fine: one word per ARENA_WORD_GRANULES granules; coarse: one bit per fine word. */
+extern _Atomic uint64_t *arena_fine, *arena_coarse;
+extern uint64_t arena_granules, arena_fine_words;
+
+/* Claims granules first..last, which span fine words (arena.c). */
+void *arena_claim_span(uint64_t offset_bytes, uint64_t first, uint64_t last);
+/* Releases the words after w0 of a block whose first word w0 is released. */
+void arena_release_rest(uint64_t w0);
+
+/* Occupied bits of granules lo..hi (inclusive) of a word. */
+static inline uint64_t arena_occupied_run(uint64_t lo, uint64_t hi)
+{
+	return (UINT64_C(2) << hi) - (UINT64_C(1) << lo);
+}
+
+static inline bool arena_coarse_test(uint64_t w)
+{
+	return atomic_load(&arena_coarse[w / 64]) >> (w % 64) & 1;
+}
+
+/* Sets the occupied bits mask of fine word w if they are all clear, then checks
+ * that w is not held at the coarse level, then sets the bits marks (start or end
+ * bits of the caller's block, which must need no other check). If the word
+ * already held a start (a block that passed its check and is not yet released),
+ * no coarse claim can hold w: the check is skipped and marks set in the same
+ * step. On failure gives back what it took. */
+static inline bool arena_fine_take(uint64_t w, uint64_t mask, uint64_t marks)
+{
+	uint64_t old, add;
+
+	/* One thread: the same checks, then one store (lone_atomic.h). */
+	if (lone_thread()) {
+		old = atomic_load_explicit(&arena_fine[w], memory_order_relaxed);
+		if (old & mask || (!(old & ARENA_STARTS) && arena_coarse_test(w)))
+			return false;
+		atomic_store_explicit(&arena_fine[w], old | mask | marks, memory_order_relaxed);
+		return true;
+	}
+	old = atomic_load(&arena_fine[w]);
+	do {
+		if (old & mask)
+			return false;
+		add = old & ARENA_STARTS ? mask | marks : mask;
+	} while (!lone_cas(&arena_fine[w], &old, old | add));
+	if (add == mask) {
+		if (arena_coarse_test(w)) {
+			lone_fetch_and(&arena_fine[w], ~mask);
+			return false;
+		}
+		if (marks)
+			lone_fetch_or(&arena_fine[w], marks);
+	}
+	return true;
+}
+
+/* With one thread, claims granules b0.. of fine word w and ..b1 of word w + 1:
+ * what arena_claim_span does for such a block, in one load and one store per
+ * word (lone_atomic.h). */
+static inline bool arena_take_pair_lone(uint64_t w, uint64_t b0, uint64_t b1)
+{
+	uint64_t head = arena_occupied_run(b0, ARENA_WORD_GRANULES - 1);
+	uint64_t tail = arena_occupied_run(0, b1);
+	uint64_t old0 = atomic_load_explicit(&arena_fine[w], memory_order_relaxed);
+	uint64_t old1 = atomic_load_explicit(&arena_fine[w + 1], memory_order_relaxed);
+
+	if (old0 & head || old1 & tail || (!(old0 & ARENA_STARTS) && arena_coarse_test(w)) ||
+	    (!(old1 & ARENA_STARTS) && arena_coarse_test(w + 1)))
+		return false;
+	atomic_store_explicit(&arena_fine[w], old0 | head | ARENA_START(b0), memory_order_relaxed);
+	atomic_store_explicit(&arena_fine[w + 1], old1 | tail | ARENA_END(b1),
+			      memory_order_relaxed);
+	return true;
+}
+
+static inline void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes)
+{
+	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES;
+	uint64_t count = size_bytes / PLAN_GRANULE_BYTES + (size_bytes % PLAN_GRANULE_BYTES != 0);
+	uint64_t w0, b0;
+
+	if (offset_bytes % PLAN_GRANULE_BYTES || !count || first >= arena_granules ||
+	    count > arena_granules - first)
+		return NULL;
+	w0 = first / ARENA_WORD_GRANULES;
+	b0 = first % ARENA_WORD_GRANULES;
+	if (b0 + count <= ARENA_WORD_GRANULES)
+		return arena_fine_take(w0, arena_occupied_run(b0, b0 + count - 1),
+				       ARENA_START(b0) | ARENA_END(b0 + count - 1))
+			   ? (void *)(arena_base + offset_bytes)
+			   : NULL;
+	if (lone_thread() && b0 + count <= 2 * ARENA_WORD_GRANULES)
+		return arena_take_pair_lone(w0, b0, b0 + count - 1 - ARENA_WORD_GRANULES)
+			   ? (void *)(arena_base + offset_bytes)
+			   : NULL;
+	return arena_claim_span(offset_bytes, first, first + count - 1);
+}
+
+/* The first end bit at or after bit b of a fine word's value, or -1. */
+static inline int arena_end_in(uint64_t word, uint64_t b)
+{
+	uint64_t ends = word & ARENA_ENDS & (~UINT64_C(0) << (2 * ARENA_WORD_GRANULES + b));
+
+	return ends ? __builtin_ctzll(ends) - 2 * ARENA_WORD_GRANULES : -1;
+}
+
+static inline bool arena_release(const void *p)
+{
+	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES;
+	uint64_t w0 = g / ARENA_WORD_GRANULES, b0 = g % ARENA_WORD_GRANULES, old;
+	int b1;
+
+	if (offset % PLAN_GRANULE_BYTES || g >= arena_granules)
+		return false;
+	/* Whoever clears the start bit owns the release: a racing double free finds
+	 * it clear and does nothing. The block's part of this word goes in the same
+	 * step, with its end bit if that is here too. With one thread, one load and
+	 * one store (lone_atomic.h). */
+	const bool lone = lone_thread();
+	old = atomic_load_explicit(&arena_fine[w0],
+				   lone ? memory_order_relaxed : memory_order_seq_cst);
+	for (;;) {
+		if (!(old & ARENA_START(b0)))
+			return false;
+		b1 = arena_end_in(old, b0);
+		uint64_t left =
+		    old & ~(ARENA_START(b0) |
+			    (b1 >= 0 ? ARENA_END(b1) | arena_occupied_run(b0, (uint64_t)b1)
+				     : arena_occupied_run(b0, ARENA_WORD_GRANULES - 1)));
+		if (lone) {
+			atomic_store_explicit(&arena_fine[w0], left, memory_order_relaxed);
+			break;
+		}
+		if (atomic_compare_exchange_weak(&arena_fine[w0], &old, left))
+			break;
+	}
+	if (b1 >= 0)
+		return true;
+	/* With one thread, a block that ends in the next word is done here. */
+	if (lone && w0 + 1 < arena_fine_words) {
+		uint64_t next = atomic_load_explicit(&arena_fine[w0 + 1], memory_order_relaxed);
+		int end = arena_end_in(next, 0);
+		if (end >= 0) {
+			atomic_store_explicit(
+			    &arena_fine[w0 + 1],
+			    next & ~(ARENA_END(end) | arena_occupied_run(0, (uint64_t)end)),
+			    memory_order_relaxed);
+			return true;
+		}
+	}
+	arena_release_rest(w0);
+	return true;
+}
