@@ -22,9 +22,6 @@
 
 /* Frames of memplan itself above the caller: shim, mode, capture, plus room. */
 #define OWN_FRAMES_MAX 8
-/* A frame further than this below its stack base is on some other stack (a
- * coroutine, a signal stack): its depth means nothing, so it is unwound. */
-#define STACK_DEPTH_MAX (UINT64_C(256) << 20)
 /* Beyond this many cached stacks (a program that keeps making new stacks), stop
  * caching by depth and just unwind. */
 #define FAST_KEYS_MAX (1u << 20)
@@ -38,9 +35,6 @@
 #define FAST_KEY_CHECKS 8
 #define FAST_CHECK_ONE	(UINT64_C(1) << 32)
 #define FAST_AMBIGUOUS	(UINT64_C(1) << 62)
-#define RECENT_SITES	256
-/* In the per-thread cache: a depth key known to be ambiguous. */
-#define RECENT_AMBIGUOUS (UINT32_MAX - 1)
 /* Uses of an ambiguous depth key, in one thread, before its stacks' frames are
  * learned for walking. */
 #define LEARN_AFTER_USES 32
@@ -57,13 +51,16 @@ __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec"))
 __thread uintptr_t callsite_stack_low __attribute__((tls_model("initial-exec")));
 __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-exec")));
 
-struct recent_site {
-	uint64_t key;
+__thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
+    __attribute__((tls_model("initial-exec")));
+/* The sites of stacks behind ambiguous origins, by the hash of their raw return
+ * addresses. */
+struct recent_stack {
+	uint64_t raw; /* 0: empty */
 	uint32_t site;
-	uint32_t uses; /* of an ambiguous key, while it stays cached */
-	void *cookie;  /* the caller's, for the site (callsite_capture) */
+	void *cookie;
 };
-static __thread struct recent_site recent_sites[RECENT_SITES]
+static __thread struct recent_stack recent_stacks[CALLSITE_RECENT]
     __attribute__((tls_model("initial-exec")));
 static __thread uint32_t walks_since_check __attribute__((tls_model("initial-exec")));
 static __thread uint32_t walk_check_gap __attribute__((tls_model("initial-exec"))); /* 0: least */
@@ -76,7 +73,7 @@ static unsigned callsite_depth;
 static struct callsite_interner interner;
 static struct addr_map raw_to_site;
 static struct module_table modules;
-static uintptr_t own_start, own_end;
+uintptr_t callsite_own_start, callsite_own_end;
 
 /* Modules that recorded frames refer to, in first-seen order, for the plan. */
 static struct plan_module *plan_modules;
@@ -103,8 +100,8 @@ int callsite_init(unsigned depth, const struct callsite_interner *in)
 	/* memplan's own frames are recognised by module: this one. */
 	own = module_table_find(&modules, (uintptr_t)callsite_init);
 	if (own) {
-		own_start = own->start;
-		own_end = own->end;
+		callsite_own_start = own->start;
+		callsite_own_end = own->end;
 	}
 	return 0;
 }
@@ -177,8 +174,7 @@ static uint32_t resolve_site(void *const *ips, int count)
 	return interner.intern(interner.ctx, key, frames, (uint32_t)count);
 }
 
-/* The marked call origin, taken (one use per mark); return_address 0 if there is
- * none usable. */
+/* The marked call origin, taken (one use per mark). */
 static struct callsite_origin take_origin(void)
 {
 	/* Field by field: the shim has just stored them one by one, and one load of
@@ -188,31 +184,9 @@ static struct callsite_origin take_origin(void)
 	    __atomic_load_n(&callsite_origin.return_address, __ATOMIC_RELAXED),
 	    __atomic_load_n(&callsite_origin.frame, __ATOMIC_RELAXED),
 	};
-	uintptr_t base = callsite_stack_base;
 
 	callsite_origin.return_address = 0;
-	if (!origin.return_address || !base || base - origin.frame >= STACK_DEPTH_MAX ||
-	    (origin.return_address >= own_start && origin.return_address < own_end))
-		origin.return_address = 0;
 	return origin;
-}
-
-/* The cache key for a call origin, or 0 if there is none. It only has to tell
- * origins apart within this process (it is never written to a plan), so it is a
- * multiply-xorshift mix rather than a hash function; the thread's name keeps
- * threads apart. Two origins that still share a key are caught like any
- * ambiguous key: their first uses unwind to different sites. */
-static inline uint64_t origin_key(struct callsite_origin origin)
-{
-	uint64_t depth = callsite_stack_base - origin.frame;
-	uint64_t h;
-
-	if (!origin.return_address)
-		return 0;
-	h = (origin.return_address ^ thread_lineage * UINT64_C(0x9e3779b97f4a7c15)) *
-		UINT64_C(0xff51afd7ed558ccd) ^
-	    depth * UINT64_C(0xc4ceb9fe1a85ec53);
-	return (h ^ h >> 32) | 1;
 }
 
 /* The caller's return addresses, up to the depth, into ips, by libunwind's own
@@ -224,8 +198,8 @@ static int fast_trace(void **ips)
 	int n = unw_backtrace(unwound, (int)callsite_depth + OWN_FRAMES_MAX), first = 0;
 
 	/* memplan's own frames are stripped by module. */
-	while (first < n && (uintptr_t)unwound[first] >= own_start &&
-	       (uintptr_t)unwound[first] < own_end)
+	while (first < n && (uintptr_t)unwound[first] >= callsite_own_start &&
+	       (uintptr_t)unwound[first] < callsite_own_end)
 		first++;
 	n -= first;
 	if (n > (int)callsite_depth)
@@ -272,8 +246,8 @@ static int stack_of(struct callsite_origin origin, void **ips, bool learn)
 		n = FRAME_WALK_LEARNING;
 	}
 	if (n == FRAME_WALK_LEARNING && learn) {
-		n = frame_walk_unwind(own_start, own_end, ips, sps, (int)callsite_depth,
-				      &outermost);
+		n = frame_walk_unwind(callsite_own_start, callsite_own_end, ips, sps,
+				      (int)callsite_depth, &outermost);
 		bool held = lone_lock(&callsite_mutex);
 		frame_walk_learn(ips, sps, n, outermost, callsite_stack_top);
 		lone_unlock(&callsite_mutex, held);
@@ -298,30 +272,34 @@ void callsite_note_stack(void)
 	pthread_attr_destroy(&attr);
 }
 
-/* callsite_capture, past the per-thread cache of trusted depth keys. */
+/* callsite_capture, past the per-thread cache of trusted origins. recent is the
+ * origin's slot in that cache, NULL if the origin is not usable (fast is 0). */
 static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origin origin,
 							   uint64_t fast,
-							   struct recent_site *recent,
+							   struct callsite_recent *recent,
 							   void ***cookie)
 {
 	void *ips[CALLSITE_MAX_DEPTH];
 	uint64_t value, raw;
-	uint32_t site;
+	uint32_t site, depth = (uint32_t)(callsite_stack_base - origin.frame);
 
-	bool ambiguous = fast && recent->key == fast && recent->site == RECENT_AMBIGUOUS;
+	bool ambiguous = recent && recent->return_address == origin.return_address &&
+			 recent->depth == depth && recent->site == CALLSITE_RECENT_AMBIGUOUS;
 	if (ambiguous && recent->uses < LEARN_AFTER_USES)
 		recent->uses++;
-	if (fast && !ambiguous) {
+	if (recent && !ambiguous) {
 		bool held = lone_lock(&callsite_mutex);
 		bool found = addr_map_get(&raw_to_site, fast, &value);
 		lone_unlock(&callsite_mutex, held);
 		if (found && !(value & FAST_AMBIGUOUS) && value >> 32 >= FAST_KEY_CHECKS) {
-			*recent = (struct recent_site){fast, (uint32_t)value, 0, NULL};
+			*recent = (struct callsite_recent){origin.return_address, depth,
+							   (uint32_t)value, NULL, 0};
 			*cookie = &recent->cookie;
 			return (uint32_t)value;
 		}
 		if (found && (value & FAST_AMBIGUOUS)) {
-			*recent = (struct recent_site){fast, RECENT_AMBIGUOUS, 1, NULL};
+			*recent = (struct callsite_recent){origin.return_address, depth,
+							   CALLSITE_RECENT_AMBIGUOUS, NULL, 1};
 			ambiguous = true;
 		}
 	}
@@ -333,10 +311,10 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 	if (count <= 0)
 		return CALLSITE_UNKNOWN;
 	raw = XXH3_64bits_withSeed(ips, (size_t)count * sizeof(void *), thread_lineage) | 1;
-	/* An ambiguous key's stacks are told apart by their raw hashes, which the
+	/* An ambiguous origin's stacks are told apart by their raw hashes, which the
 	 * per-thread cache keeps too. Nothing is left to count for it. */
-	struct recent_site *recent_raw = &recent_sites[raw % RECENT_SITES];
-	if (ambiguous && recent_raw->key == raw) {
+	struct recent_stack *recent_raw = &recent_stacks[raw % CALLSITE_RECENT];
+	if (ambiguous && recent_raw->raw == raw) {
 		*cookie = &recent_raw->cookie;
 		return recent_raw->site;
 	}
@@ -358,7 +336,7 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 	}
 	lone_unlock(&callsite_mutex, held);
 	if (ambiguous && site != CALLSITE_UNKNOWN) {
-		*recent_raw = (struct recent_site){raw, site, 0, NULL};
+		*recent_raw = (struct recent_stack){raw, site, NULL};
 		*cookie = &recent_raw->cookie;
 	}
 	return site;
@@ -367,18 +345,26 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 uint32_t callsite_capture(void ***cookie)
 {
 	struct callsite_origin origin = take_origin();
-	uint64_t fast = origin_key(origin);
-	struct recent_site *recent = &recent_sites[fast % RECENT_SITES];
+	uint64_t fast = callsite_origin_key(origin.return_address, origin.frame);
 	void **unused;
+	uint32_t site;
 
 	if (!cookie)
 		cookie = &unused;
-	if (fast && recent->key == fast && recent->site != RECENT_AMBIGUOUS) {
-		*cookie = &recent->cookie;
-		return recent->site;
-	}
+	/* Only usable origins are cached, so a hit needs no check of its own; but
+	 * an empty slot has return address 0, as has a call that was not marked. */
+	if (origin.return_address && (site = callsite_cached(origin.return_address, origin.frame,
+							     cookie)) != CALLSITE_UNKNOWN)
+		return site;
 	*cookie = NULL;
-	return capture_uncached(origin, fast, recent, cookie);
+	if (!fast) {
+		origin.return_address = 0; /* no origin to walk from either */
+		return capture_uncached(origin, 0, NULL, cookie);
+	}
+	return capture_uncached(
+	    origin, fast,
+	    callsite_recent_slot(origin.return_address, callsite_stack_base - origin.frame),
+	    cookie);
 }
 
 void callsite_modules(const struct plan_module **out_modules, uint32_t *module_count,

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "plan_file.h"
+#include "thread_lineage.h"
 
 #define CALLSITE_MAX_DEPTH 64
 #define CALLSITE_UNKNOWN   UINT32_MAX
@@ -38,6 +39,71 @@ extern __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-
  * coroutine's, a signal stack) is unwound. */
 extern __thread uintptr_t callsite_stack_low __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-exec")));
+
+/* A frame further than this below its stack base is on some other stack (a
+ * coroutine, a signal stack): its depth means nothing, so it is unwound. */
+#define CALLSITE_STACK_DEPTH_MAX (UINT64_C(256) << 20)
+
+/* The per-thread cache of call origins whose site is known, filled by
+ * callsite_capture: a slot per (return address, depth), read without a lock.
+ * The origin is matched exactly, so a hit needs no other check: only a usable
+ * origin (on this thread's stack, from the program's code) is ever cached. */
+#define CALLSITE_RECENT 256
+/* The site of a slot whose origin is known to be ambiguous (callsite.c). */
+#define CALLSITE_RECENT_AMBIGUOUS (UINT32_MAX - 1)
+struct callsite_recent {
+	uintptr_t return_address; /* 0: empty */
+	uint32_t depth;		  /* of the origin's frame below the stack base */
+	uint32_t site;
+	void *cookie;  /* the caller's, for the site (callsite_capture) */
+	uint32_t uses; /* of an ambiguous origin, while it stays cached */
+};
+extern __thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
+    __attribute__((tls_model("initial-exec")));
+/* memplan's own code: an origin in it is no call of the program's. */
+extern uintptr_t callsite_own_start, callsite_own_end;
+
+/* The cache slot of an origin: its return address and its frame's depth. */
+static inline struct callsite_recent *callsite_recent_slot(uintptr_t return_address, uint64_t depth)
+{
+	return &callsite_recent[(return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) >> 56];
+}
+
+/* The site of a call from this origin (the exported function's return address,
+ * never 0, and frame) if this thread's cache knows it, with the cookie as
+ * callsite_capture gives it; else CALLSITE_UNKNOWN, and only callsite_capture
+ * can tell. Does not allocate, takes no lock. */
+static inline uint32_t callsite_cached(uintptr_t return_address, uintptr_t frame, void ***cookie)
+{
+	uint64_t depth = callsite_stack_base - frame;
+	struct callsite_recent *recent = callsite_recent_slot(return_address, depth);
+
+	if (recent->return_address != return_address || recent->depth != depth ||
+	    recent->site == CALLSITE_RECENT_AMBIGUOUS)
+		return CALLSITE_UNKNOWN;
+	*cookie = &recent->cookie;
+	return recent->site;
+}
+
+/* The key of a call origin in the process-wide cache of sites, or 0 if it has
+ * none (no usable origin: on another stack, in memplan itself). It only has to
+ * tell origins apart within this process (it is never written to a plan), so it
+ * is a multiply-xorshift mix rather than a hash function; the thread's name
+ * keeps threads apart. Two origins that still share a key are caught like any
+ * ambiguous key: their first uses unwind to different sites. */
+static inline uint64_t callsite_origin_key(uintptr_t return_address, uintptr_t frame)
+{
+	uintptr_t base = callsite_stack_base;
+	uint64_t h;
+
+	if (!return_address || !base || base - frame >= CALLSITE_STACK_DEPTH_MAX ||
+	    (return_address >= callsite_own_start && return_address < callsite_own_end))
+		return 0;
+	h = (return_address ^ thread_lineage * UINT64_C(0x9e3779b97f4a7c15)) *
+		UINT64_C(0xff51afd7ed558ccd) ^
+	    (base - frame) * UINT64_C(0xc4ceb9fe1a85ec53);
+	return (h ^ h >> 32) | 1;
+}
 
 /* Sets callsite_stack_low and callsite_stack_top for the calling thread. glibc
  * reads them from the thread's descriptor (for the main thread, from its
