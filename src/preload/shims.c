@@ -9,6 +9,7 @@
 #include "arena.h"
 #include "callsite.h"
 #include "real_libc.h"
+#include "replay.h"
 #include "route.h"
 
 #define MEMPLAN_EXPORT __attribute__((visibility("default")))
@@ -27,10 +28,23 @@ static int is_power_of_two(size_t v)
 	return v && !(v & (v - 1));
 }
 
+/* Replay's common case, straight from the shim (replay_express); NULL: go the
+ * whole way. A macro, as CALLSITE_MARK: it must see the exported function's
+ * caller. */
+#define EXPRESS(size, align, zero)                                                                 \
+	(preload_mode_now() == PRELOAD_REPLAY                                                      \
+	     ? replay_express((size), (align), (zero), (uintptr_t)__builtin_return_address(0),     \
+			      (uintptr_t)__builtin_frame_address(0))                               \
+	     : NULL)
+
 MEMPLAN_EXPORT void *malloc(size_t size)
 {
+	void *p;
+
 	if (route_passthrough())
 		return __libc_malloc(size);
+	if ((p = EXPRESS(size, 1, false)))
+		return p;
 	CALLSITE_MARK();
 	return route_alloc(ALLOC_MALLOC, 1, size);
 }
@@ -55,6 +69,7 @@ MEMPLAN_EXPORT void free(void *p)
 MEMPLAN_EXPORT void *calloc(size_t n, size_t size)
 {
 	size_t total;
+	void *p;
 
 	if (route_passthrough())
 		return __libc_calloc(n, size);
@@ -62,14 +77,20 @@ MEMPLAN_EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if ((p = EXPRESS(total, 1, true)))
+		return p;
 	CALLSITE_MARK();
 	return route_alloc(ALLOC_CALLOC, 1, total);
 }
 
 MEMPLAN_EXPORT void *realloc(void *p, size_t size)
 {
+	void *q;
+
 	if (route_passthrough() && !arena_owns(p))
 		return __libc_realloc(p, size);
+	if (!p && (q = EXPRESS(size, 1, false)))
+		return q;
 	CALLSITE_MARK();
 	return route_realloc(p, size);
 }
