@@ -600,45 +600,104 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 	return p;
 }
 
-void *replay_express(size_t size, size_t align, bool zero, uintptr_t return_address,
-		     uintptr_t frame)
+/* The window of the caller's site, from this thread's cache, with the next
+ * occurrence's entry in it, for replay_express; NULL if any of it is not at
+ * hand. With the guard set and one thread. */
+static inline struct entry_window *express_entry(uintptr_t return_address, uintptr_t frame,
+						 uint32_t *k, struct entry_place *e)
 {
-	struct replay_counters *c = thread_counters;
 	void **cookie;
-	void *p = NULL;
 
-	/* With one thread nothing but a signal handler can come between these loads
-	 * and the stores after the claim, and the guard sends its allocations to libc. */
-	if (!lone_thread() || !have_image || !c || !size || !size_planned(size))
-		return NULL;
-	guard_enter();
 	if (callsite_cached(return_address, frame, &cookie) == CALLSITE_UNKNOWN)
-		goto out;
+		return NULL;
 	struct entry_window *w = *cookie;
 	if (!w)
-		goto out;
-	uint32_t k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed);
+		return NULL;
+	*k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed);
 	uint64_t first = atomic_load_explicit(&w->first, memory_order_relaxed);
-	if (k >= w->entries || k - first >= atomic_load_explicit(&w->count, memory_order_relaxed))
-		goto out;
-	uint64_t offset =
-	    atomic_load_explicit(&w->slots[k - first].offset_bytes, memory_order_relaxed);
-	uint64_t planned =
-	    atomic_load_explicit(&w->slots[k - first].size_bytes, memory_order_relaxed);
-	/* UNUSABLE is above every size. */
-	if (size > planned || planned == UNUSABLE || offset & (align - 1))
-		goto out;
-	p = arena_claim(offset, planned);
+	if (*k >= w->entries || *k - first >= atomic_load_explicit(&w->count, memory_order_relaxed))
+		return NULL;
+	e->offset_bytes =
+	    atomic_load_explicit(&w->slots[*k - first].offset_bytes, memory_order_relaxed);
+	e->size_bytes =
+	    atomic_load_explicit(&w->slots[*k - first].size_bytes, memory_order_relaxed);
+	return e->size_bytes == UNUSABLE ? NULL : w;
+}
+
+/* replay_express's claim, with the guard set: the block, or NULL with nothing
+ * done. */
+static inline void *express_claim(struct replay_counters *c, size_t size, size_t align,
+				  uintptr_t return_address, uintptr_t frame)
+{
+	struct entry_place e;
+	uint32_t k;
+	void *p;
+
+	if (!size_planned(size))
+		return NULL;
+	struct entry_window *w = express_entry(return_address, frame, &k, &e);
+	if (!w || size > e.size_bytes || e.offset_bytes & (align - 1))
+		return NULL;
+	p = arena_claim(e.offset_bytes, e.size_bytes);
 	if (p) {
 		atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
 		bump(c, &c->calls, 1);
 		bump(c, &c->hit_bytes, size);
 	}
-out:
+	return p;
+}
+
+/* With one thread nothing but a signal handler can come between the loads of
+ * the express path and its stores after the claim, and the guard sends a
+ * handler's allocations to libc. */
+void *replay_express(size_t size, size_t align, bool zero, uintptr_t return_address,
+		     uintptr_t frame)
+{
+	struct replay_counters *c = thread_counters;
+	void *p;
+
+	if (!lone_thread() || !have_image || !c || !size)
+		return NULL;
+	guard_enter();
+	p = express_claim(c, size, align, return_address, frame);
 	guard_leave();
 	if (p && zero)
 		memset(p, 0, size);
 	return p;
+}
+
+void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uintptr_t frame)
+{
+	struct replay_counters *c = thread_counters;
+	struct entry_place e;
+	void *q = NULL;
+	uint32_t k;
+
+	if (!lone_thread() || !have_image || !c || !size)
+		return NULL;
+	guard_enter();
+	size_t planned = arena_block_bytes(p);
+	if (!planned) {
+		/* Not a live block: the full path says so. */
+	} else if (size > planned) {
+		q = express_claim(c, size, 1, return_address, frame);
+		if (q) {
+			memcpy(q, p, planned);
+			arena_release(p);
+		}
+	} else if (size_planned(size)) {
+		/* It stays in place, and uses up its occurrence as when recording
+		 * (replay_consume). */
+		struct entry_window *w = express_entry(return_address, frame, &k, &e);
+		if (w) {
+			atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
+			bump(c, &c->calls, 1);
+			bump(c, &c->hit_bytes, size);
+			q = p;
+		}
+	}
+	guard_leave();
+	return q;
 }
 
 void replay_consume(size_t size)

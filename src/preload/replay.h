@@ -28,6 +28,12 @@ void *replay_alloc(size_t size, size_t align, bool zero);
 void *replay_express(size_t size, size_t align, bool zero, uintptr_t return_address,
 		     uintptr_t frame);
 
+/* The same for a realloc of the arena block p to size bytes (non-zero), as the
+ * router does it: in place if it fits, else to the site's next planned block.
+ * NULL, with nothing done, when that is not the whole story. Only outside
+ * memplan (the guard clear): a nested realloc claims nothing. */
+void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uintptr_t frame);
+
 /* Consumes the next occurrence of the caller's site without serving it: a realloc
  * that stays in place still counts as an allocation (and a call), as it did when
  * recording. */

@@ -91,6 +91,10 @@ MEMPLAN_EXPORT void *realloc(void *p, size_t size)
 		return __libc_realloc(p, size);
 	if (!p && (q = EXPRESS(size, 1, false)))
 		return q;
+	if (p && size && !guard_active() && arena_owns(p) && preload_mode_now() == PRELOAD_REPLAY &&
+	    (q = replay_express_realloc(p, size, (uintptr_t)__builtin_return_address(0),
+					(uintptr_t)__builtin_frame_address(0))))
+		return q;
 	CALLSITE_MARK();
 	return route_realloc(p, size);
 }
