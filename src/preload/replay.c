@@ -4,9 +4,9 @@
  * costs, in order: a size-class bitmap test (requests whose size class appears
  * nowhere in the plan never unwind), a call-site capture (cached per raw stack),
  * an atomic per-site occurrence counter, and the arena's occupancy check. The
- * common case of all that, a hit in a process of one thread, also exists as one
- * function the shims call directly (replay_express), without the router: on a
- * small-object churn the calls between the layers cost a tenth of the run. */
+ * common case of all that, a hit on a site of the calling thread's, also exists
+ * as one function the shims call directly (replay_express), without the router:
+ * on a small-object churn the calls between the layers cost a tenth of the run. */
 #define _GNU_SOURCE
 #include "replay.h"
 
@@ -602,7 +602,10 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 
 /* The window of the caller's site, from this thread's cache, with the next
  * occurrence's entry in it, for replay_express; NULL if any of it is not at
- * hand. With the guard set and one thread. */
+ * hand, or if the site may be counted by another thread too: the express path
+ * takes its occurrence only once the claim passed, which is take_occurrence's
+ * plain count, so it is for the thread that made the window or for a process of
+ * one thread. With the guard set. */
 static inline struct entry_window *express_entry(uintptr_t return_address, uintptr_t frame,
 						 uint32_t *k, struct entry_place *e)
 {
@@ -611,17 +614,10 @@ static inline struct entry_window *express_entry(uintptr_t return_address, uintp
 	if (callsite_cached(return_address, frame, &cookie) == CALLSITE_UNKNOWN)
 		return NULL;
 	struct entry_window *w = *cookie;
-	if (!w)
+	if (!w || (w->owner != &owner_tag && !lone_thread()))
 		return NULL;
 	*k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed);
-	uint64_t first = atomic_load_explicit(&w->first, memory_order_relaxed);
-	if (*k >= w->entries || *k - first >= atomic_load_explicit(&w->count, memory_order_relaxed))
-		return NULL;
-	e->offset_bytes =
-	    atomic_load_explicit(&w->slots[*k - first].offset_bytes, memory_order_relaxed);
-	e->size_bytes =
-	    atomic_load_explicit(&w->slots[*k - first].size_bytes, memory_order_relaxed);
-	return e->size_bytes == UNUSABLE ? NULL : w;
+	return *k < w->entries && window_lookup(w, *k, e) ? w : NULL;
 }
 
 /* replay_express's claim, with the guard set: the block, or NULL with nothing
@@ -647,16 +643,15 @@ static inline void *express_claim(struct replay_counters *c, size_t size, size_t
 	return p;
 }
 
-/* With one thread nothing but a signal handler can come between the loads of
- * the express path and its stores after the claim, and the guard sends a
- * handler's allocations to libc. */
+/* A signal handler that allocates between the loads of the express path and its
+ * stores after the claim goes to libc: the guard is set. */
 void *replay_express(size_t size, size_t align, bool zero, uintptr_t return_address,
 		     uintptr_t frame)
 {
 	struct replay_counters *c = thread_counters;
 	void *p;
 
-	if (!lone_thread() || !have_image || !c || !size)
+	if (!have_image || !c || !size)
 		return NULL;
 	guard_enter();
 	p = express_claim(c, size, align, return_address, frame);
@@ -673,7 +668,7 @@ void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uin
 	void *q = NULL;
 	uint32_t k;
 
-	if (!lone_thread() || !have_image || !c || !size)
+	if (!have_image || !c || !size)
 		return NULL;
 	guard_enter();
 	size_t planned = arena_block_bytes(p);
