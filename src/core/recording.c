@@ -98,14 +98,38 @@ int recording_add_site(struct recording *rec)
 	return 0;
 }
 
+/* The alive_from of a lane none of whose threads was noted. */
+#define NOT_NOTED UINT64_MAX
+
 /* Lanes are made on first use, all up to the one asked for. */
 static void lanes_up_to(struct recording *rec, uint32_t lane)
 {
 	while (rec->lane_count <= lane) {
 		struct recording_lane *l = &rec->lanes[rec->lane_count++];
+		*l = (struct recording_lane){.max_align = PLAN_GRANULE_BYTES,
+					     .alive_from = NOT_NOTED};
 		offset_allocator_init(&l->offsets, PLAN_GRANULE_BYTES);
-		l->max_align = PLAN_GRANULE_BYTES;
 	}
+}
+
+void recording_thread_begins(struct recording *rec, uint32_t lane, uint64_t since)
+{
+	struct recording_lane *l;
+
+	lane %= RECORDING_LANES;
+	lanes_up_to(rec, lane);
+	l = &rec->lanes[lane];
+	if (since < l->alive_from)
+		l->alive_from = since;
+	l->threads++;
+}
+
+void recording_thread_ends(struct recording *rec, uint32_t lane)
+{
+	struct recording_lane *l = &rec->lanes[lane % RECORDING_LANES];
+
+	if (lane % RECORDING_LANES < rec->lane_count && l->threads && !--l->threads)
+		l->alive_to = rec->clock;
 }
 
 int recording_site_lane(struct recording *rec, uint32_t site, uint32_t lane)
@@ -197,6 +221,7 @@ static void end_block(struct recording *rec, uint64_t h)
 	};
 	offset_allocator_give(offsets, range);
 	rec->live_bytes -= granules_of(b->size) * PLAN_GRANULE_BYTES;
+	rec->lanes[h >> (32 + RANGE_BITS)].live_bytes -= granules_of(b->size) * PLAN_GRANULE_BYTES;
 	live_give(rec, i);
 }
 
@@ -273,6 +298,9 @@ static uint64_t new_block(struct recording *rec, uint32_t site, uint64_t size, u
 	rec->live_bytes += granules * PLAN_GRANULE_BYTES;
 	if (rec->live_bytes > rec->peak_bytes)
 		rec->peak_bytes = rec->live_bytes;
+	l->live_bytes += granules * PLAN_GRANULE_BYTES;
+	if (l->live_bytes > l->peak_bytes)
+		l->peak_bytes = l->live_bytes;
 	return handle_of(i, lane, range);
 }
 
@@ -444,8 +472,8 @@ static bool entry_at(const struct build *b, uint32_t s, uint64_t k, struct plan_
 	if (x->occurrence == LOG_LIVE) {
 		const struct recording_live *l = &rec->live[x->size];
 		e->size_bytes = l->size;
-		e->offset_bytes =
-		    base + offset_allocator_offset(&rec->lanes[rec->sites[s].lane].offsets, l->range);
+		e->offset_bytes = base + offset_allocator_offset(
+					     &rec->lanes[rec->sites[s].lane].offsets, l->range);
 		e->t_start = l->t_start;
 		e->t_end = PLAN_T_INFINITY;
 	} else if (x->occurrence == LOG_IN_PLACE) {
@@ -493,7 +521,7 @@ static int encode_sites(const struct build *b, struct plan_image *image,
 		struct recording_site *site = &rec->sites[s];
 		for (uint64_t first = 0; first < site->count; first += PLAN_BLOCK_ENTRIES) {
 			uint64_t n = site->count - first < PLAN_BLOCK_ENTRIES ? site->count - first
-									  : PLAN_BLOCK_ENTRIES;
+									      : PLAN_BLOCK_ENTRIES;
 			for (uint64_t k = 0; k < n; k++) {
 				if (!entry_at(b, s, first + k, &scratch[k])) {
 					r = -EINVAL;
@@ -503,7 +531,8 @@ static int encode_sites(const struct build *b, struct plan_image *image,
 				image->record.size_classes[c / 64] |= UINT64_C(1) << (c % 64);
 			}
 			built->blocks[block++] = at;
-			int64_t bytes = entry_codec_encode(scratch, (uint32_t)n, built->encoded + at);
+			int64_t bytes =
+			    entry_codec_encode(scratch, (uint32_t)n, built->encoded + at);
 			if (bytes < 0) {
 				r = (int)bytes;
 				goto out;
@@ -552,9 +581,33 @@ static int replan_if_smaller(struct plan_image *image, const struct planner_opti
 	return 0;
 }
 
-/* Lanes that make the arena bigger than this share of the lower bound are worth
- * packing all together instead (see recording.h). */
+/* Lanes that make the arena bigger than this share of what the threads need side
+ * by side are worth packing all together instead (see recording.h). */
 #define LANES_SLACK 1.25
+
+/* What the lanes' threads need when they run side by side: the largest sum of
+ * lane peaks over lanes alive at once, at least the most bytes live at once.
+ * Lanes none of whose threads was noted (recording_thread_begins) only count
+ * through the latter. The largest overlap of intervals is at one's start. */
+static uint64_t side_by_side_bytes(const struct recording *rec)
+{
+	uint64_t most = rec->peak_bytes;
+
+	for (uint32_t i = 0; i < rec->lane_count; i++) {
+		uint64_t from = rec->lanes[i].alive_from, sum = 0;
+		if (from == NOT_NOTED)
+			continue;
+		for (uint32_t j = 0; j < rec->lane_count; j++) {
+			const struct recording_lane *b = &rec->lanes[j];
+			uint64_t to = b->threads ? UINT64_MAX : b->alive_to;
+			if (b->alive_from <= from && from <= to)
+				sum += b->peak_bytes;
+		}
+		if (sum > most)
+			most = sum;
+	}
+	return most;
+}
 
 int recording_build(struct recording *rec, struct plan_image *image,
 		    const struct planner_options *opt, struct recording_built *built)
@@ -593,7 +646,8 @@ int recording_build(struct recording *rec, struct plan_image *image,
 	if (r == 0 && rec->lane_count <= 1 && opt && gap >= PLANNER_MIN_GAIN_BYTES &&
 	    gap >= arena / 100 && (double)n <= opt->time_limit_s * PLANNER_BLOCKS_PER_SECOND)
 		r = replan_if_smaller(image, opt, built);
-	if (r == 0 && rec->lane_count > 1 && (double)arena > LANES_SLACK * (double)rec->peak_bytes)
+	if (r == 0 && rec->lane_count > 1 &&
+	    (double)arena > LANES_SLACK * (double)side_by_side_bytes(rec))
 		r = replan_if_smaller(image, NULL, built); /* all together, without the flag */
 	if (r == 0 && rec->lane_count > 1 && !built->entries)
 		image->record.flags |= PLAN_IMAGE_THREAD_REGIONS; /* the lanes stand */

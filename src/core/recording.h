@@ -24,9 +24,14 @@
  * find them still in use when replayed; within a lane, only the thread's own
  * order matters, and that is the same run after run. Lanes cost little arena when
  * threads run side by side, and much when they follow each other; if they would
- * make the arena more than a quarter bigger than the lower bound, the build packs
- * all blocks together instead, if that is smaller. A plan whose lanes stand is
- * marked PLAN_IMAGE_THREAD_REGIONS, so that re-planning keeps them.
+ * make the arena more than a quarter bigger than what the threads need when they
+ * run side by side, the build packs all blocks together instead, if that is
+ * smaller. What they need side by side is the most bytes live at once, or, if
+ * more, the largest sum of lane peaks over lanes whose threads were alive at the
+ * same time (created and not yet ended): threads that were alive together may
+ * well run together when replayed, however the recording's scheduler happened
+ * to run them (one after another, on a busy machine). A plan whose lanes stand
+ * is marked PLAN_IMAGE_THREAD_REGIONS, so that re-planning keeps them.
  *
  * Addresses are only keys: the recording never touches the memory. Pure: no
  * global state; not thread-safe (the caller orders events under its own lock). */
@@ -62,6 +67,11 @@ struct recording_site {
 struct recording_lane {
 	struct offset_allocator offsets;
 	uint64_t max_align; /* its base in the arena is a multiple of this */
+	uint64_t live_bytes, peak_bytes;
+	/* When its threads were alive: from the first's creation to the last's end
+	 * (recording_thread_begins, _ends); threads counts those not ended. */
+	uint64_t alive_from, alive_to;
+	uint32_t threads;
 };
 
 /* A block alive now, found by its address: its own entry, until it ends. */
@@ -113,6 +123,21 @@ int recording_add_site(struct recording *rec);
 /* Puts site in lane (any number; see RECORDING_LANES) if it has no entry yet: a
  * site's blocks all go to the lane of its first. Returns 0 or -ENOMEM. */
 int recording_site_lane(struct recording *rec, uint32_t site, uint32_t lane);
+
+/* A thread of lane (any number, as for recording_site_lane) has been alive since
+ * tick since (at most the current tick: when its creator created it). Once per
+ * thread, before its first block. */
+void recording_thread_begins(struct recording *rec, uint32_t lane, uint64_t since);
+
+/* A thread of lane that began has ended, now. A thread that never ends this way
+ * (pthread_exit, cancellation) counts as alive to the end. */
+void recording_thread_ends(struct recording *rec, uint32_t lane);
+
+/* The current tick, for recording_thread_begins. */
+static inline uint64_t recording_now(const struct recording *rec)
+{
+	return rec->clock;
+}
 
 /* A block of size bytes (non-zero) aligned to align (a power of two, at most
  * PLAN_MAX_ALIGN_BYTES) now lives at address, allocated from site. Returns 0, or

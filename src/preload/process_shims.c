@@ -16,6 +16,7 @@
 #include "guard.h"
 #include "init.h"
 #include "real_libc.h"
+#include "record.h"
 #include "thread_lineage.h"
 
 #define MEMPLAN_EXPORT __attribute__((visibility("default")))
@@ -133,7 +134,13 @@ static void *start_named_thread(void *p)
 	guard_enter();
 	callsite_note_stack();
 	guard_leave();
-	return start.routine(start.arg);
+	void *result = start.routine(start.arg);
+	if (preload_mode_now() == PRELOAD_RECORD) {
+		guard_enter();
+		record_thread_ended();
+		guard_leave();
+	}
+	return result;
 }
 
 MEMPLAN_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
@@ -148,6 +155,11 @@ MEMPLAN_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	if (!start)
 		return EAGAIN;
 	*start = (struct thread_start){routine, arg, thread_lineage_next_child()};
+	if (preload_mode_now() == PRELOAD_RECORD) {
+		guard_enter();
+		record_thread_created(start->lineage);
+		guard_leave();
+	}
 	r = real_libc()->pthread_create(thread, attr, start_named_thread, start);
 	if (r)
 		__libc_free(start);

@@ -48,6 +48,9 @@ static bool limit_reached;
 static __thread uint32_t lane_plus_one __attribute__((tls_model("initial-exec")));
 static struct addr_map lane_of_lineage;
 static uint32_t lane_count;
+/* The tick at which each thread was created, by lineage name (keyed as in
+ * lane_of_lineage), for its lane's lifetime (recording_thread_begins). */
+static struct addr_map created_at;
 
 /* Sites, built by the interner under the call-site lock. */
 static struct site_index *sites_by_key;
@@ -116,6 +119,8 @@ int record_start(void)
 		r = recording_init(&recording);
 	if (r == 0)
 		r = addr_map_init(&lane_of_lineage, 64);
+	if (r == 0)
+		r = addr_map_init(&created_at, 64);
 	if (r < 0) {
 		log_error("cannot start recording: out of memory", NULL);
 		return r;
@@ -124,21 +129,48 @@ int record_start(void)
 	return 0;
 }
 
+/* A lineage can be 0 (the main thread): the maps want keys that are not. */
+static uint64_t lineage_key(uint64_t lineage)
+{
+	return lineage * 2 + 1;
+}
+
 /* The calling thread's lane. Under the record lock. */
 static uint32_t thread_lane(void)
 {
-	uint64_t lane;
+	uint64_t lane, since;
 
 	if (lane_plus_one)
 		return lane_plus_one - 1;
-	/* A lineage can be 0 (the main thread): the map wants keys that are not. */
-	uint64_t key = thread_lineage * 2 + 1;
+	uint64_t key = lineage_key(thread_lineage);
 	if (!addr_map_get(&lane_of_lineage, key, &lane)) {
 		lane = lane_count++;
 		addr_map_put(&lane_of_lineage, key, lane); /* on ENOMEM, found anew later */
 	}
 	lane_plus_one = (uint32_t)lane + 1;
+	/* Not created while recording (the main thread): alive from the start. */
+	if (!addr_map_get(&created_at, key, &since))
+		since = 0;
+	recording_thread_begins(&recording, (uint32_t)lane, since);
 	return (uint32_t)lane;
+}
+
+void record_thread_created(uint64_t lineage)
+{
+	bool held = lone_lock(&record_mutex);
+	if (recording_on) /* on ENOMEM the thread counts as alive from the start */
+		addr_map_put(&created_at, lineage_key(lineage), recording_now(&recording));
+	lone_unlock(&record_mutex, held);
+}
+
+void record_thread_ended(void)
+{
+	if (!lane_plus_one)
+		return; /* it never allocated: it has no lane */
+	bool held = lone_lock(&record_mutex);
+	if (recording_on)
+		recording_thread_ends(&recording, lane_plus_one - 1);
+	lone_unlock(&record_mutex, held);
 }
 
 /* The recording numbers sites as the interner does; it learns of them lazily, under

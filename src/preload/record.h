@@ -31,6 +31,12 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size);
  * from_signal: do only what is safe after a fatal signal (no planner threads). */
 int record_finish(bool from_signal);
 
+/* Thread lifetimes, for the lanes (recording.h): the calling thread is about to
+ * create the thread named lineage; the calling thread, made by memplan's
+ * pthread_create, is about to end. With the guard set. */
+void record_thread_created(uint64_t lineage);
+void record_thread_ended(void);
+
 /* fork hooks: hold the lock across fork; the child stops recording (it shares the
  * parent's image and plan) but keeps freeing correctly. */
 void record_before_fork(void);

@@ -3,6 +3,10 @@
  * others before freeing their rings. So the threads' blocks are all alive side
  * by side however the scheduler runs them, which is when a recording gives each
  * thread a region of the arena of its own. Deterministic per thread.
+ *
+ * With THREAD_RINGS_TURNS=1 in the environment the threads, all alive, take
+ * turns instead: each runs and frees its ring while the others wait, as a busy
+ * machine may schedule them. Same output, same allocations per thread.
  * usage: thread_rings THREADS ROUNDS; prints a checksum. */
 #include <pthread.h>
 #include <stdint.h>
@@ -13,6 +17,41 @@
 #define RING 256
 
 static pthread_barrier_t together;
+static int take_turns;
+static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_changed = PTHREAD_COND_INITIALIZER;
+static unsigned turn;
+
+/* Before the work: all together, or wait for this thread's turn. */
+static void begin(unsigned id)
+{
+	if (!take_turns) {
+		pthread_barrier_wait(&together);
+		return;
+	}
+	pthread_mutex_lock(&turn_lock);
+	while (turn != id)
+		pthread_cond_wait(&turn_changed, &turn_lock);
+	pthread_mutex_unlock(&turn_lock);
+}
+
+/* Between the work and freeing the ring: wait for all, unless taking turns. */
+static void middle(void)
+{
+	if (!take_turns)
+		pthread_barrier_wait(&together);
+}
+
+/* After freeing the ring: the next thread's turn. */
+static void end(void)
+{
+	if (!take_turns)
+		return;
+	pthread_mutex_lock(&turn_lock);
+	turn++;
+	pthread_cond_broadcast(&turn_changed);
+	pthread_mutex_unlock(&turn_lock);
+}
 
 struct worker {
 	unsigned id, rounds;
@@ -35,7 +74,7 @@ static void *run(void *arg)
 	char *ring[RING] = {0};
 	uint64_t seed = 0x9e3779b97f4a7c15ull * (w->id + 1);
 
-	pthread_barrier_wait(&together);
+	begin(w->id);
 	for (unsigned r = 0; r < w->rounds; r++) {
 		seed = seed * 6364136223846793005u + 1442695040888963407u;
 		/* A few sizes only: each thread's region packs tightly, so the regions
@@ -50,9 +89,10 @@ static void *run(void *arg)
 		free(ring[k]);
 		ring[k] = p;
 	}
-	pthread_barrier_wait(&together);
+	middle();
 	for (unsigned k = 0; k < RING; k++)
 		free(ring[k]);
+	end();
 	return NULL;
 }
 
@@ -66,6 +106,7 @@ int main(int argc, char **argv)
 
 	if (threads < 1 || threads > 64)
 		return 2;
+	take_turns = getenv("THREAD_RINGS_TURNS") && !strcmp(getenv("THREAD_RINGS_TURNS"), "1");
 	pthread_barrier_init(&together, NULL, threads);
 	for (unsigned i = 0; i < threads; i++) {
 		w[i] = (struct worker){i, rounds, 0};

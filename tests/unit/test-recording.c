@@ -234,9 +234,9 @@ static void check_valid(const struct plan_image *im, const struct plan_entry *e)
 	char why[256];
 
 	for (uint64_t i = 0; i < n; i++)
-		blocks[i] = (struct block){e[i].in_place_of ? 0 : (e[i].size_bytes + 15) / 16 * 16,
-					   e[i].t_start, e[i].t_end, e[i].offset_bytes,
-					   e[i].align_bytes};
+		blocks[i] =
+		    (struct block){e[i].in_place_of ? 0 : (e[i].size_bytes + 15) / 16 * 16,
+				   e[i].t_start, e[i].t_end, e[i].offset_bytes, e[i].align_bytes};
 	if (checker_validate(blocks, n, im->record.arena_bytes, why, sizeof(why)) != 0) {
 		fprintf(stderr, "invalid plan: %s\n", why);
 		exit(1);
@@ -303,6 +303,40 @@ static void check_lanes(void)
 	CHECK(!(im.record.flags & PLAN_IMAGE_THREAD_REGIONS));
 	recording_built_free(&built);
 	recording_fini(&rec);
+
+	/* The same six, noted as threads: alive all at once (made together, ended
+	 * together), they keep their regions however they ran; each alive only
+	 * around its own work, they still pack together. */
+	for (int together = 1; together >= 0; together--) {
+		im = base_image(input_sites, 9, 104);
+		CHECK(recording_init(&rec) == 0);
+		for (uint32_t s = 0; s < SITES; s++)
+			CHECK(recording_add_site(&rec) == 0 &&
+			      recording_site_lane(&rec, s, s) == 0);
+		for (uint32_t s = 0; together && s < 6; s++)
+			recording_thread_begins(&rec, s, 0);
+		for (uint32_t s = 0; s < 6; s++) {
+			if (!together)
+				recording_thread_begins(&rec, s, recording_now(&rec));
+			CHECK(recording_alloc(&rec, address += 4096, s, 1 << 20, 1) == 0);
+			recording_free(&rec, address);
+			if (!together)
+				recording_thread_ends(&rec, s);
+		}
+		for (uint32_t s = 0; together && s < 6; s++)
+			recording_thread_ends(&rec, s);
+		CHECK(recording_build(&rec, &im, NULL, &built) == 0);
+		CHECK_EQ_U64(im.record.lower_bound_bytes, 1 << 20);
+		if (together) {
+			CHECK(im.record.flags & PLAN_IMAGE_THREAD_REGIONS);
+			CHECK_EQ_U64(im.record.arena_bytes, 6 << 20);
+		} else {
+			CHECK(!(im.record.flags & PLAN_IMAGE_THREAD_REGIONS));
+			CHECK(im.record.arena_bytes <= im.record.lower_bound_bytes * 5 / 4);
+		}
+		recording_built_free(&built);
+		recording_fini(&rec);
+	}
 }
 
 /* Records four blocks from site 0, each freed at once, then lets damage spoil
