@@ -4,7 +4,8 @@
  * whose middle is held at the coarse level, racing for the same granules. A
  * shadow array records which thread owns each granule; a claim that succeeds on
  * a granule someone else owns, a release that fails on a block its thread holds,
- * or a wrong block size is an error. Also: double and interior frees are refused,
+ * or a wrong block size is an error; the same in one thread alone, where the check
+ * takes other paths. Also: double and interior frees are refused,
  * a big block and a small one exclude each other at either level, and the arena's
  * trimmed tail is given back to the system. */
 #include <errno.h>
@@ -153,17 +154,25 @@ int main(void)
 	CHECK(arena_release(big) && arena_release(before) && arena_release(after));
 
 	/* All over the arena, then crowded into 12 KiB, where small claims keep
-	 * meeting the big blocks' coarse words. */
-	for (int crowded = 0; crowded < 2; crowded++) {
-		phase.lo = crowded ? 5000 : 0;
-		phase.span = crowded ? 768 : GRANULES;
-		phase.big_max = crowded ? 400 : BIG_MAX;
-		phase.held = crowded ? 4 : HELD;
-		phase.rounds = crowded ? 4 * ROUNDS : ROUNDS;
-		for (long i = 0; i < NTHREADS; i++)
-			CHECK(pthread_create(&threads[i], NULL, run, (void *)i) == 0);
-		for (int i = 0; i < NTHREADS; i++)
-			pthread_join(threads[i], NULL);
+	 * meeting the big blocks' coarse words: first in this thread alone, while
+	 * the check takes its plain-store paths (lone_atomic.h), then in four. */
+	for (int threaded = 0; threaded < 2; threaded++) {
+		for (int crowded = 0; crowded < 2; crowded++) {
+			phase.lo = crowded ? 5000 : 0;
+			phase.span = crowded ? 768 : GRANULES;
+			phase.big_max = crowded ? 400 : BIG_MAX;
+			phase.held = crowded ? 4 : HELD;
+			phase.rounds = crowded ? 4 * ROUNDS : ROUNDS;
+			if (!threaded) {
+				CHECK(lone_thread());
+				run((void *)0);
+				continue;
+			}
+			for (long i = 0; i < NTHREADS; i++)
+				CHECK(pthread_create(&threads[i], NULL, run, (void *)i) == 0);
+			for (int i = 0; i < NTHREADS; i++)
+				pthread_join(threads[i], NULL);
+		}
 	}
 	CHECK_EQ_U64(atomic_load(&errors), 0);
 	/* The race had both kinds in it. */
