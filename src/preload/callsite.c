@@ -256,6 +256,37 @@ static int stack_of(struct callsite_origin origin, void **ips, bool learn)
 	return fast_trace(ips);
 }
 
+/* The hash of a raw stack, by which the caches know it. */
+static uint64_t raw_key(void *const *ips, int count)
+{
+	return XXH3_64bits_withSeed(ips, (size_t)count * sizeof(void *), thread_lineage) | 1;
+}
+
+uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cookie)
+{
+	uint64_t depth = callsite_stack_base - frame;
+	struct callsite_recent *recent = callsite_recent_slot(return_address, depth);
+	void *ips[CALLSITE_MAX_DEPTH];
+	uint32_t gap = walk_check_gap ? walk_check_gap : WALK_CHECK_GAP_MIN;
+
+	/* The walk that is due for its check is left to stack_of. */
+	if (recent->return_address != return_address || recent->depth != depth ||
+	    recent->site != CALLSITE_RECENT_AMBIGUOUS || frame < callsite_stack_low ||
+	    frame >= callsite_stack_top || walks_since_check + 1 >= gap)
+		return CALLSITE_UNKNOWN;
+	int n = frame_walk(return_address, frame + 2 * sizeof(uintptr_t), callsite_stack_top, ips,
+			   (int)callsite_depth);
+	if (n <= 0)
+		return CALLSITE_UNKNOWN;
+	walks_since_check++;
+	uint64_t raw = raw_key(ips, n);
+	struct recent_stack *stack = &recent_stacks[raw % CALLSITE_RECENT];
+	if (stack->raw != raw)
+		return CALLSITE_UNKNOWN;
+	*cookie = &stack->cookie;
+	return stack->site;
+}
+
 void callsite_note_stack(void)
 {
 	pthread_attr_t attr;
@@ -310,7 +341,7 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 	int count = stack_of(origin, ips, ambiguous && recent->uses >= LEARN_AFTER_USES);
 	if (count <= 0)
 		return CALLSITE_UNKNOWN;
-	raw = XXH3_64bits_withSeed(ips, (size_t)count * sizeof(void *), thread_lineage) | 1;
+	raw = raw_key(ips, count);
 	/* An ambiguous origin's stacks are told apart by their raw hashes, which the
 	 * per-thread cache keeps too. Nothing is left to count for it. */
 	struct recent_stack *recent_raw = &recent_stacks[raw % CALLSITE_RECENT];

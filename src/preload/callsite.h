@@ -128,6 +128,14 @@ struct callsite_interner {
  * Call once, with the guard set, before any capture. */
 int callsite_init(unsigned depth, const struct callsite_interner *interner);
 
+/* callsite_cached for an origin known to be ambiguous (a wrapper's call of
+ * malloc, reached from many places at one depth): the site of the stack walked
+ * from it on learned frame sizes, if this thread's cache of walked stacks knows
+ * it. Else CALLSITE_UNKNOWN, and only callsite_capture can tell (it also makes
+ * the walks' periodic checks against libunwind, and learns). Does not allocate,
+ * takes no lock. */
+uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cookie);
+
 /* The site of the caller's allocation, as the interner named it. Thread-safe.
  * Call with the guard set (it may allocate through libc on a new stack).
  * cookie (may be NULL): set to one pointer of the caller's own that the calling

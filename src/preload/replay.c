@@ -611,7 +611,8 @@ static inline struct entry_window *express_entry(uintptr_t return_address, uintp
 {
 	void **cookie;
 
-	if (callsite_cached(return_address, frame, &cookie) == CALLSITE_UNKNOWN)
+	if (callsite_cached(return_address, frame, &cookie) == CALLSITE_UNKNOWN &&
+	    callsite_walked(return_address, frame, &cookie) == CALLSITE_UNKNOWN)
 		return NULL;
 	struct entry_window *w = *cookie;
 	if (!w || (w->owner != &owner_tag && !lone_thread()))
