@@ -179,7 +179,10 @@ static inline bool arena_take_pair_lone(uint64_t w, uint64_t b0, uint64_t b1)
 	return true;
 }
 
-static inline void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes)
+/* always_inline: gcc otherwise keeps it a call in replay_express, 2% more
+ * instructions on the churn replay (callgrind). */
+static inline __attribute__((always_inline)) void *arena_claim(uint64_t offset_bytes,
+							       uint64_t size_bytes)
 {
 	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES;
 	uint64_t count = size_bytes / PLAN_GRANULE_BYTES + (size_bytes % PLAN_GRANULE_BYTES != 0);
