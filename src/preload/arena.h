@@ -33,7 +33,10 @@
  *     The first end bit at or after the start is the block's own (by 2 any other
  *     would be a block overlapping it). The same CAS frees the block's part of
  *     its first word; the end, if not there, is then sought in the following
- *     words, which the block still holds. From [f, l] it knows which words it
+ *     words, which the block still holds. (With one thread and no arena
+ *     operation interrupted, the coarse bits set right after the first word are
+ *     exactly the block's middle words, since no failing claim can hold one for
+ *     a moment: the search starts after them.) From [f, l] it knows which words it
  *     held at which level and clears them: the granules become claimable only
  *     once nothing refers to the old block. arena_block_bytes reads the same.
  *  4. arena_claim refuses offsets that are not granule multiples and ranges past
