@@ -147,13 +147,21 @@ static uint32_t plan_module_index(const struct module *m)
 static const struct module unknown_module = {.key = 0, .path = (char *)"[unknown]"};
 
 /* Resolves raw return addresses to stable frames and interns the site. */
-static uint32_t resolve_site(void *const *ips, int count)
+static uint32_t resolve_site(void *const *ips, int raw_count)
 {
 	struct plan_frame frames[CALLSITE_MAX_DEPTH];
 	uint64_t key_parts[2 * CALLSITE_MAX_DEPTH];
+	int count = 0;
 
-	for (int i = 0; i < count; i++) {
-		uintptr_t ip = (uintptr_t)ips[i];
+	for (int k = 0; k < raw_count; k++) {
+		uintptr_t ip = (uintptr_t)ips[k];
+		/* memplan's own frames below the program's (the wrapper that starts each
+		 * thread) are left out too: with them in, every rebuild of memplan would
+		 * change the keys of every thread's sites, and a plan would no longer
+		 * match the program it was recorded from. */
+		if (ip >= callsite_own_start && ip < callsite_own_end)
+			continue;
+		int i = count++;
 		const struct module *m = module_table_find(&modules, ip);
 		if (!m && module_table_refresh(&modules) == 0)
 			m = module_table_find(&modules, ip);

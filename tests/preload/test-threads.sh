@@ -38,6 +38,14 @@ has_regions() {
   [ "$regions" = True ] || fail "$1: the recording gave its threads no regions of their own"
 }
 has_regions "$name"
+# memplan starts every thread through a wrapper of its own; that frame is no part
+# of a site (else each rebuild of memplan would change every thread's site keys).
+"$MEMPLAN" show "$WORK/$name.plan" >"$WORK/$name.show" ||
+  fail "$name: memplan show failed"
+grep -q 'site_text\|site_node\|thread_rings' "$WORK/$name.show" ||
+  fail "$name: the top sites do not show the program's frames"
+! grep -q 'libmemplan' "$WORK/$name.show" ||
+  fail "$name: a site holds a frame of memplan's own: $(grep -m1 libmemplan "$WORK/$name.show")"
 "$MEMPLAN" plan "$WORK/$name.plan" -o "$WORK/$name.replanned" --time-limit 1 2>"$WORK/$name.plan.err" ||
   fail "$name: memplan plan failed: $(cat "$WORK/$name.plan.err")"
 replay_all_served() {
