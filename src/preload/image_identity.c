@@ -3,16 +3,25 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+/* The key hashes argv[0] by its file name only: `sqlite3`, `/usr/bin/sqlite3` and
+ * `./sqlite3` run the same executable (exe_key says which), while a multi-call
+ * program told apart by its name (xz and unxz) stays apart. A file name is at
+ * most 255 bytes; a longer argv[0] component counts by its first 255. */
+#define NAME_MAX_BYTES 255
+
 int image_identity_read(struct image_identity *id, uint64_t exe_key)
 {
 	XXH3_state_t state;
-	char chunk[4096];
+	char chunk[4096], name[NAME_MAX_BYTES];
+	size_t name_bytes = 0;
+	bool in_arg0 = true;
 	ssize_t n, path_bytes;
 	int fd;
 
@@ -34,7 +43,19 @@ int image_identity_read(struct image_identity *id, uint64_t exe_key)
 			close(fd);
 			return -errno;
 		}
-		XXH3_64bits_update(&state, chunk, (size_t)n);
+		size_t from = 0;
+		for (; in_arg0 && from < (size_t)n && chunk[from]; from++) {
+			if (chunk[from] == '/')
+				name_bytes = 0;
+			else if (name_bytes < sizeof(name))
+				name[name_bytes++] = chunk[from];
+		}
+		if (in_arg0 && from < (size_t)n) { /* argv[0]'s NUL: the rest as it is */
+			XXH3_64bits_update(&state, name, name_bytes);
+			in_arg0 = false;
+		}
+		if (!in_arg0)
+			XXH3_64bits_update(&state, chunk + from, (size_t)n - from);
 		if (id->args_bytes < sizeof(id->args)) {
 			size_t room = sizeof(id->args) - id->args_bytes;
 			size_t take = (size_t)n < room ? (size_t)n : room;
@@ -43,6 +64,8 @@ int image_identity_read(struct image_identity *id, uint64_t exe_key)
 		}
 	}
 	close(fd);
+	if (in_arg0) /* argv[0] alone, without its NUL */
+		XXH3_64bits_update(&state, name, name_bytes);
 	id->args_key = XXH3_64bits_digest(&state);
 	return 0;
 }

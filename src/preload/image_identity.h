@@ -10,7 +10,7 @@
 
 struct image_identity {
 	uint64_t exe_key;
-	uint64_t args_key; /* hash of all of argv, however long */
+	uint64_t args_key; /* hash of argv (argv[0] by its file name), however long */
 	char exe_path[4096];
 	char args[IMAGE_ARGS_MAX]; /* argv, NUL-separated, cut at IMAGE_ARGS_MAX */
 	uint32_t args_bytes;

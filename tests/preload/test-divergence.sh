@@ -41,6 +41,15 @@ run_replay threads "$PROGRAMS/pattern_threads" 2 7000
 same_as_plain threads replay
 [ "$(stat_sum threads misses.no_plan)" -gt 0 ] || fail "no_plan was not counted"
 [ "$(stat_sum threads hits)" -eq 0 ] || fail "a plan for other arguments was used"
+# The same program by another path (relative, from its directory; a bare name
+# found through PATH is the same case): the same image, since argv[0] counts by
+# its file name only.
+run_record bypath "$PROGRAMS/family" 5
+run_plain bypath "$PROGRAMS/family" 5
+(cd "$PROGRAMS" && run_replay bypath ./family 5)
+same_as_plain bypath replay
+[ "$(stat_sum bypath misses.no_plan)" -eq 0 ] || fail "the program run by another path found no plan"
+hit_ratio_at_least bypath 95
 # perl with its per-run random hash seed: every run allocates differently.
 for i in 1 2 3; do
   run_record perl perl -e 'my %h; $h{"k$_"} = "v" x ($_ % 50) for 1..50000; print scalar(keys %h), "\n"'
