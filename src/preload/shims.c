@@ -113,10 +113,26 @@ MEMPLAN_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	return route_realloc(p, total);
 }
 
-/* A macro, not a function: CALLSITE_MARK must see the exported function's caller. */
+/* The aligned allocations, from the exported function whose return address and
+ * frame these are (ALIGNED passes them: it must see that function's caller). */
+static inline __attribute__((always_inline)) void *
+aligned_from(size_t align, size_t size, uintptr_t return_address, uintptr_t frame)
+{
+	void *p;
+
+	if (route_passthrough())
+		return __libc_memalign(align, size);
+	if (preload_mode_now() == PRELOAD_REPLAY &&
+	    (p = replay_express(size, align, false, return_address, frame)))
+		return p;
+	callsite_origin.return_address = return_address; /* CALLSITE_MARK's two stores */
+	callsite_origin.frame = frame;
+	return route_alloc(ALLOC_MEMALIGN, align, size);
+}
+
 #define ALIGNED(align, size)                                                                       \
-	(route_passthrough() ? __libc_memalign((align), (size))                                    \
-			     : (CALLSITE_MARK(), route_alloc(ALLOC_MEMALIGN, (align), (size))))
+	aligned_from((align), (size), (uintptr_t)__builtin_return_address(0),                      \
+		     (uintptr_t)__builtin_frame_address(0))
 
 MEMPLAN_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
