@@ -23,9 +23,9 @@ void *replay_alloc(size_t size, size_t align, bool zero);
 /* replay_alloc's common case, whole: a hit, for a call from the exported
  * function whose return address and frame these are, when the site is the
  * calling thread's (or the process has one thread) and the site, its window and
- * the arena all say yes. Else NULL, with
- * nothing done or counted: the caller goes the whole way (route_alloc). Unlike
- * the rest, called without the guard (it sets it). */
+ * the arena all say yes. Else NULL, with nothing done or counted: the caller
+ * goes the whole way (route_alloc). Unlike the rest, called without the guard
+ * (it sets it). */
 void *replay_express(size_t size, size_t align, bool zero, uintptr_t return_address,
 		     uintptr_t frame);
 
