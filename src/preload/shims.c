@@ -83,20 +83,34 @@ MEMPLAN_EXPORT void *calloc(size_t n, size_t size)
 	return route_alloc(ALLOC_CALLOC, 1, total);
 }
 
-MEMPLAN_EXPORT void *realloc(void *p, size_t size)
+/* realloc and reallocarray, from the exported function whose return address and
+ * frame these are (REALLOC passes them, as ALIGNED below). */
+static inline __attribute__((always_inline)) void *
+realloc_from(void *p, size_t size, uintptr_t return_address, uintptr_t frame)
 {
 	void *q;
 
 	if (route_passthrough() && !arena_owns(p))
 		return __libc_realloc(p, size);
-	if (!p && (q = EXPRESS(size, 1, false)))
-		return q;
-	if (p && size && !guard_active() && arena_owns(p) && preload_mode_now() == PRELOAD_REPLAY &&
-	    (q = replay_express_realloc(p, size, (uintptr_t)__builtin_return_address(0),
-					(uintptr_t)__builtin_frame_address(0))))
-		return q;
-	CALLSITE_MARK();
+	if (preload_mode_now() == PRELOAD_REPLAY && !guard_active()) {
+		if (!p && (q = replay_express(size, 1, false, return_address, frame)))
+			return q;
+		if (p && size && arena_owns(p) &&
+		    (q = replay_express_realloc(p, size, return_address, frame)))
+			return q;
+	}
+	callsite_origin.return_address = return_address; /* CALLSITE_MARK's two stores */
+	callsite_origin.frame = frame;
 	return route_realloc(p, size);
+}
+
+#define REALLOC(p, size)                                                                           \
+	realloc_from((p), (size), (uintptr_t)__builtin_return_address(0),                          \
+		     (uintptr_t)__builtin_frame_address(0))
+
+MEMPLAN_EXPORT void *realloc(void *p, size_t size)
+{
+	return REALLOC(p, size);
 }
 
 MEMPLAN_EXPORT void *reallocarray(void *p, size_t n, size_t size)
@@ -107,14 +121,12 @@ MEMPLAN_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (route_passthrough() && !arena_owns(p))
-		return __libc_realloc(p, total);
-	CALLSITE_MARK();
-	return route_realloc(p, total);
+	return REALLOC(p, total);
 }
 
 /* The aligned allocations, from the exported function whose return address and
- * frame these are (ALIGNED passes them: it must see that function's caller). */
+ * frame these are (ALIGNED passes them: it must see that function's caller, as
+ * CALLSITE_MARK does). */
 static inline __attribute__((always_inline)) void *
 aligned_from(size_t align, size_t size, uintptr_t return_address, uintptr_t frame)
 {
