@@ -245,6 +245,29 @@ static void test_decomposition(void)
 	}
 }
 
+/* Many small blocks that live to the end, one per tick, on top of a big buffer
+ * that goes away just before a bigger one comes: event-order best fit can put
+ * the bigger one nowhere but on top of them all (1.2 times the lower bound),
+ * and there are too many overlapping pairs for the quick pass's other
+ * heuristics. With the big blocks packed apart, the two share their bytes and
+ * the quick pass reaches the bound. */
+static void test_big_blocks_apart(void)
+{
+	enum { SMALL = 12000 };
+	struct block *b = calloc(SMALL + 2, sizeof(*b));
+	size_t n = 0;
+
+	CHECK(b != NULL);
+	b[n++] = (struct block){16 << 20, 0, SMALL - 10, 0, 16};
+	for (uint64_t i = 0; i < SMALL; i++)
+		b[n++] = (struct block){4096, i + 1, BLOCK_T_INFINITY, 0, 16};
+	b[n++] = (struct block){32 << 20, SMALL + 1, BLOCK_T_INFINITY, 0, 16};
+	struct planner_result r = solve(b, n, 0);
+	CHECK_EQ_U64(r.lower_bound_bytes, SMALL * 4096ull + (32 << 20));
+	CHECK_EQ_U64(r.arena_bytes, r.lower_bound_bytes);
+	free(b);
+}
+
 int main(void)
 {
 	test_lower_bound_examples();
@@ -255,5 +278,6 @@ int main(void)
 	test_random_valid();
 	test_known_optimum();
 	test_decomposition();
+	test_big_blocks_apart();
 	return 0;
 }
