@@ -110,10 +110,16 @@ static inline uint64_t callsite_origin_key(uintptr_t return_address, uintptr_t f
  * mappings and stack limit) and allocates on the way. Call with the guard set. */
 void callsite_note_stack(void);
 
+/* Notes the call origin of an exported function: its return address and frame. */
+static inline void callsite_mark(uintptr_t return_address, uintptr_t frame)
+{
+	callsite_origin.return_address = return_address;
+	callsite_origin.frame = frame;
+}
+
 /* Notes the caller of the exported function this is expanded in. */
 #define CALLSITE_MARK()                                                                            \
-	(callsite_origin.return_address = (uintptr_t)__builtin_return_address(0),                  \
-	 callsite_origin.frame = (uintptr_t)__builtin_frame_address(0))
+	callsite_mark((uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_frame_address(0))
 
 /* Maps a newly seen stable stack to a site index (or CALLSITE_UNKNOWN); the result
  * is cached for the raw stack. Called with the call-site lock held and the guard

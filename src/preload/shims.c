@@ -99,8 +99,7 @@ realloc_from(void *p, size_t size, uintptr_t return_address, uintptr_t frame)
 		    (q = replay_express_realloc(p, size, return_address, frame)))
 			return q;
 	}
-	callsite_origin.return_address = return_address; /* CALLSITE_MARK's two stores */
-	callsite_origin.frame = frame;
+	callsite_mark(return_address, frame);
 	return route_realloc(p, size);
 }
 
@@ -137,8 +136,7 @@ aligned_from(size_t align, size_t size, uintptr_t return_address, uintptr_t fram
 	if (preload_mode_now() == PRELOAD_REPLAY &&
 	    (p = replay_express(size, align, false, return_address, frame)))
 		return p;
-	callsite_origin.return_address = return_address; /* CALLSITE_MARK's two stores */
-	callsite_origin.frame = frame;
+	callsite_mark(return_address, frame);
 	return route_alloc(ALLOC_MEMALIGN, align, size);
 }
 
