@@ -606,8 +606,8 @@ void *replay_alloc(size_t size, size_t align, bool zero)
  * takes its occurrence only once the claim passed, which is take_occurrence's
  * plain count, so it is for the thread that made the window or for a process of
  * one thread. With the guard set. */
-static inline struct entry_window *express_entry(uintptr_t return_address, uintptr_t frame,
-						 uint32_t *k, struct entry_place *e)
+static inline __attribute__((always_inline)) struct entry_window *
+express_entry(uintptr_t return_address, uintptr_t frame, uint32_t *k, struct entry_place *e)
 {
 	void **cookie;
 
@@ -621,10 +621,23 @@ static inline struct entry_window *express_entry(uintptr_t return_address, uintp
 	return *k < w->entries && window_lookup(w, *k, e) ? w : NULL;
 }
 
+/* An express hit of occurrence k of w's site: takes the occurrence and counts
+ * the call. */
+static inline void express_hit(struct replay_counters *c, struct entry_window *w, uint32_t k,
+			       size_t size)
+{
+	atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
+	bump(c, &c->calls, 1);
+	bump(c, &c->hit_bytes, size);
+}
+
 /* replay_express's claim, with the guard set: the block, or NULL with nothing
- * done. */
-static inline void *express_claim(struct replay_counters *c, size_t size, size_t align,
-				  uintptr_t return_address, uintptr_t frame)
+ * done. always_inline, as express_entry: with two callers gcc makes a call of
+ * it, 2% more instructions on the churn replay (callgrind). */
+static inline __attribute__((always_inline)) void *express_claim(struct replay_counters *c,
+								 size_t size, size_t align,
+								 uintptr_t return_address,
+								 uintptr_t frame)
 {
 	struct entry_place e;
 	uint32_t k;
@@ -636,11 +649,8 @@ static inline void *express_claim(struct replay_counters *c, size_t size, size_t
 	if (!w || size > e.size_bytes || e.offset_bytes & (align - 1))
 		return NULL;
 	p = arena_claim(e.offset_bytes, e.size_bytes);
-	if (p) {
-		atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
-		bump(c, &c->calls, 1);
-		bump(c, &c->hit_bytes, size);
-	}
+	if (p)
+		express_hit(c, w, k, size);
 	return p;
 }
 
@@ -686,9 +696,7 @@ void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uin
 		 * (replay_consume). */
 		struct entry_window *w = express_entry(return_address, frame, &k, &e);
 		if (w) {
-			atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
-			bump(c, &c->calls, 1);
-			bump(c, &c->hit_bytes, size);
+			express_hit(c, w, k, size);
 			q = p;
 		}
 	}
