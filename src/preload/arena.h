@@ -248,7 +248,9 @@ static inline bool arena_release(const void *p)
 	}
 	if (b1 >= 0)
 		return true;
-	/* With one thread, a block that ends in the next word is done here. */
+	/* With one thread, a block that ends in the next word is done here:
+	 * arena_release_rest finds the same end, but through a call and its
+	 * general search, 3% more instructions on the churn replay (callgrind). */
 	if (lone && w0 + 1 < arena_fine_words) {
 		uint64_t next = atomic_load_explicit(&arena_fine[w0 + 1], memory_order_relaxed);
 		int end = arena_end_in(next, 0);
