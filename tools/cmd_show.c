@@ -78,7 +78,8 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 {
 	const struct plan_image_record *r = &im->record;
 
-	fprintf(out, "image: %s (pid %u)\n", im->strings + r->exe_path_offset, r->pid);
+	fprintf(out, "image: %s (pid %u%s)\n", im->strings + r->exe_path_offset, r->pid,
+		r->flags & PLAN_IMAGE_FORKED ? ", forked without exec" : "");
 	fprintf(out, "  command:      ");
 	print_args(out, im, false);
 	fprintf(out, "\n  allocations:  %" PRIu64 " planned of %" PRIu64 " calls\n", r->entry_count,
@@ -125,11 +126,12 @@ static void print_image_json(FILE *out, struct symbolizer *sym, const struct pla
 	fprintf(out,
 		",\"pid\":%u,\"depth\":%u,\"allocations\":%" PRIu64 ",\"alloc_calls\":%" PRIu64
 		",\"arena_bytes\":%" PRIu64 ",\"lower_bound_bytes\":%" PRIu64
-		",\"sites\":%u,\"thread_regions\":%s,\"peak_time\":%" PRIu64
+		",\"sites\":%u,\"thread_regions\":%s,\"forked\":%s,\"peak_time\":%" PRIu64
 		",\"exe_key\":\"%016" PRIx64 "\",\"args_key\":\"%016" PRIx64 "\",\"top_sites\":[",
 		r->pid, r->depth, r->entry_count, r->alloc_calls, r->arena_bytes,
 		r->lower_bound_bytes, r->site_count,
-		r->flags & PLAN_IMAGE_THREAD_REGIONS ? "true" : "false", t_peak, r->exe_key,
+		r->flags & PLAN_IMAGE_THREAD_REGIONS ? "true" : "false",
+		r->flags & PLAN_IMAGE_FORKED ? "true" : "false", t_peak, r->exe_key,
 		r->args_key);
 	for (unsigned i = 0; i < top && i < r->site_count; i++) {
 		const struct site_summary *s = &sums[i];

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t slot_of(const struct addr_map *map, uint64_t key)
 {
@@ -28,6 +29,13 @@ void addr_map_fini(struct addr_map *map)
 	free(map->slots);
 	map->slots = NULL;
 	map->mask = 0;
+	map->count = 0;
+}
+
+void addr_map_clear(struct addr_map *map)
+{
+	if (map->slots)
+		memset(map->slots, 0, (map->mask + 1) * sizeof(*map->slots));
 	map->count = 0;
 }
 

@@ -25,6 +25,9 @@ int addr_map_init(struct addr_map *map, uint64_t capacity);
 
 void addr_map_fini(struct addr_map *map);
 
+/* Removes every key, keeping the table's room. Does not allocate. */
+void addr_map_clear(struct addr_map *map);
+
 /* Inserts or replaces key (non-zero). Returns 0 or -ENOMEM (map unchanged).
  * May allocate (when it grows). */
 int addr_map_put(struct addr_map *map, uint64_t key, uint64_t value);

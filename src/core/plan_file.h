@@ -95,6 +95,9 @@ static_assert(sizeof(struct plan_image_record) == 216, "image record layout");
  * find each other's blocks in their planned bytes; re-planning keeps the regions
  * apart (plan_builder.h). Readers that do not know a flag ignore it. */
 #define PLAN_IMAGE_THREAD_REGIONS 1u
+/* A child forked without exec: its arguments key is its parent's, mixed with
+ * which fork of its parent it was. */
+#define PLAN_IMAGE_FORKED 2u
 
 struct plan_module {
 	uint64_t key;	      /* hash of the build-id, or of the path when there is none */

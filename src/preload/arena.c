@@ -148,10 +148,10 @@ give_back_head:
 }
 
 /* The first granule with its end bit set in fine words after w, or NO_END. */
-static uint64_t end_after(uint64_t w)
+static uint64_t end_after(_Atomic uint64_t *fine, uint64_t words, uint64_t w)
 {
-	while (++w < arena_fine_words) {
-		uint64_t ends = atomic_load(&arena_fine[w]) & ARENA_ENDS;
+	while (++w < words) {
+		uint64_t ends = atomic_load(&fine[w]) & ARENA_ENDS;
 		if (ends)
 			return w * ARENA_WORD_GRANULES + (uint64_t)__builtin_ctzll(ends) -
 			       2 * ARENA_WORD_GRANULES;
@@ -173,7 +173,7 @@ static uint64_t block_end_after(uint64_t w0)
 	uint64_t w = w0 + 1;
 
 	if (!lone_thread() || guard_depth > 1)
-		return end_after(w0);
+		return end_after(arena_fine, arena_fine_words, w0);
 	while (w < arena_fine_words) {
 		uint64_t held =
 		    atomic_load_explicit(&arena_coarse[w / 64], memory_order_relaxed) >> (w % 64);
@@ -182,7 +182,7 @@ static uint64_t block_end_after(uint64_t w0)
 		/* The run of held words from w, to the end of this coarse word at most. */
 		w += ~held ? (uint64_t)__builtin_ctzll(~held) : 64 - w % 64;
 	}
-	return end_after(w - 1);
+	return end_after(arena_fine, arena_fine_words, w - 1);
 }
 
 /* The rest of a block being released whose first word was w0: the words it
@@ -199,18 +199,89 @@ void arena_release_rest(uint64_t w0)
 	coarse_clear(w0 + 1, w1);
 }
 
+/* The first granule of the live block at offset in an arena of granules
+ * granules, whose first fine word is read by first_word; or NO_END if offset is
+ * not the start of a live block. */
+static uint64_t block_start(uint64_t offset, uint64_t granules, _Atomic uint64_t *fine,
+			    uint64_t *first_word)
+{
+	uint64_t g = offset / PLAN_GRANULE_BYTES;
+
+	if (offset % PLAN_GRANULE_BYTES || g >= granules)
+		return NO_END;
+	*first_word = atomic_load(&fine[g / ARENA_WORD_GRANULES]);
+	return *first_word & ARENA_START(g % ARENA_WORD_GRANULES) ? g : NO_END;
+}
+
+/* Bytes from granule g to granule last, NO_END giving 0. */
+static size_t block_size(uint64_t g, uint64_t last)
+{
+	return last == NO_END ? 0 : (size_t)((last - g + 1) * PLAN_GRANULE_BYTES);
+}
+
 size_t arena_block_bytes(const void *p)
 {
-	uint64_t offset = (uintptr_t)p - arena_base, g = offset / PLAN_GRANULE_BYTES;
-	uint64_t w0 = g / ARENA_WORD_GRANULES, b0 = g % ARENA_WORD_GRANULES, word, last;
+	uint64_t word, g = block_start((uintptr_t)p - arena_base, arena_granules, arena_fine, &word);
+	uint64_t w0 = g / ARENA_WORD_GRANULES;
 	int b1;
 
-	if (offset % PLAN_GRANULE_BYTES || g >= arena_granules)
+	if (g == NO_END)
 		return 0;
-	word = atomic_load(&arena_fine[w0]);
-	if (!(word & ARENA_START(b0)))
+	b1 = arena_end_in(word, g % ARENA_WORD_GRANULES);
+	return block_size(g, b1 >= 0 ? w0 * ARENA_WORD_GRANULES + (uint64_t)b1
+				     : block_end_after(w0));
+}
+
+struct retired_arena {
+	uintptr_t base;
+	uint64_t bytes, granules, fine_words;
+	_Atomic uint64_t *fine;
+};
+
+static struct retired_arena retired[ARENA_RETIRED_MAX];
+unsigned arena_retired_count;
+
+bool arena_retire(void)
+{
+	if (!arena_bytes)
+		return true;
+	if (arena_retired_count == ARENA_RETIRED_MAX)
+		return false;
+	retired[arena_retired_count++] = (struct retired_arena){
+	    arena_base, arena_bytes, arena_granules, arena_fine_words, arena_fine,
+	};
+	arena_base = 0;
+	arena_bytes = 0;
+	arena_granules = 0;
+	arena_fine_words = 0;
+	arena_fine = arena_coarse = NULL;
+	return true;
+}
+
+static const struct retired_arena *retired_of(const void *p)
+{
+	for (unsigned i = 0; i < arena_retired_count; i++)
+		if ((uintptr_t)p - retired[i].base < retired[i].bytes)
+			return &retired[i];
+	return NULL;
+}
+
+bool arena_retired_find(const void *p)
+{
+	return retired_of(p) != NULL;
+}
+
+/* Every fine word is read in the search for the end: a claim of the parent's that
+ * fork cut short may have left coarse bits that no block holds. */
+size_t arena_retired_block_bytes(const void *p)
+{
+	const struct retired_arena *r = retired_of(p);
+	uint64_t word, g;
+	int b1;
+
+	if (!r || (g = block_start((uintptr_t)p - r->base, r->granules, r->fine, &word)) == NO_END)
 		return 0;
-	b1 = arena_end_in(word, b0);
-	last = b1 >= 0 ? w0 * ARENA_WORD_GRANULES + (uint64_t)b1 : block_end_after(w0);
-	return last == NO_END ? 0 : (size_t)((last - g + 1) * PLAN_GRANULE_BYTES);
+	b1 = arena_end_in(word, g % ARENA_WORD_GRANULES);
+	return block_size(g, b1 >= 0 ? g / ARENA_WORD_GRANULES * ARENA_WORD_GRANULES + (uint64_t)b1
+				     : end_after(r->fine, r->fine_words, g / ARENA_WORD_GRANULES));
 }

@@ -92,6 +92,30 @@ static inline bool arena_release(const void *p);
  * granules), or 0 if p is not the start of a live block. Thread-safe. */
 size_t arena_block_bytes(const void *p);
 
+/* Retired arenas. A forked child that replays a plan of its own maps an arena of
+ * its own; the one it inherited, still full of its parent's blocks, is retired:
+ * it serves nothing more, and its blocks stay where they are. The child may still
+ * free them (a no-op: the memory is its parent's copy and goes with the mapping),
+ * resize them (moved out) and ask their size. Its check words are never written
+ * again, so reading them needs no care. */
+#define ARENA_RETIRED_MAX 4u
+extern unsigned arena_retired_count;
+
+/* Retires the arena: arena_owns is false from now on, and arena_map may map a
+ * new one. Returns false, changing nothing, if ARENA_RETIRED_MAX are retired
+ * already. Call with one thread. */
+bool arena_retire(void);
+
+/* True if p lies in a retired arena. */
+bool arena_retired_find(const void *p);
+static inline bool arena_retired_owns(const void *p)
+{
+	return arena_retired_count && arena_retired_find(p);
+}
+
+/* arena_block_bytes for a block of a retired arena. */
+size_t arena_retired_block_bytes(const void *p);
+
 /* The rest of this header is the check itself, inline because a block of one
  * fine word, the common case, is claimed and released in a few instructions
  * (arena.c holds the longer paths).

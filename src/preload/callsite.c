@@ -430,6 +430,13 @@ void callsite_after_fork_child(void)
 	pthread_mutex_init(&callsite_mutex, NULL);
 }
 
+void callsite_forget_sites(void)
+{
+	addr_map_clear(&raw_to_site);
+	memset(callsite_recent, 0, sizeof(callsite_recent));
+	memset(recent_stacks, 0, sizeof(recent_stacks));
+}
+
 uint64_t callsite_main_module_key(void)
 {
 	uint64_t key;

@@ -163,5 +163,10 @@ void callsite_unlock(void);
 /* After fork, in the child: the lock may have been held by a thread that is gone. */
 void callsite_after_fork_child(void);
 
+/* Forgets which site each stack was found to be, for a process that has just
+ * changed what the interner numbers (a forked child that replays a plan of its
+ * own). Only the calling thread's caches are cleared: call it with one thread. */
+void callsite_forget_sites(void);
+
 /* The identity key of the main executable. Call with the guard set. */
 uint64_t callsite_main_module_key(void);

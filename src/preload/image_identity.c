@@ -69,3 +69,9 @@ int image_identity_read(struct image_identity *id, uint64_t exe_key)
 	id->args_key = XXH3_64bits_digest(&state);
 	return 0;
 }
+
+void image_identity_fork(struct image_identity *id, uint64_t ordinal)
+{
+	id->args_key = XXH3_64bits_withSeed(&ordinal, sizeof(ordinal), id->args_key);
+	id->fork_ordinal = ordinal;
+}

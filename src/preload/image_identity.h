@@ -14,9 +14,16 @@ struct image_identity {
 	char exe_path[4096];
 	char args[IMAGE_ARGS_MAX]; /* argv, NUL-separated, cut at IMAGE_ARGS_MAX */
 	uint32_t args_bytes;
+	uint64_t fork_ordinal; /* a child forked without exec: which fork (from 1); else 0 */
 };
 
 /* Reads the identity of the running image (from /proc/self). exe_key must come from
  * callsite_main_module_key() or equivalent. Returns 0 or a negative errno. Does not
  * allocate. */
 int image_identity_read(struct image_identity *id, uint64_t exe_key);
+
+/* Makes id the identity of a child that the image id forked without exec, the
+ * ordinal-th fork of that image (from 1). It runs the same executable with the
+ * same arguments but code of its own, so it is an image of its own; a program
+ * that forks in the same order every run makes the same children every run. */
+void image_identity_fork(struct image_identity *id, uint64_t ordinal);

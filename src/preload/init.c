@@ -75,10 +75,14 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
+/* Forks this image has made: the next child is the next one (image_identity_fork). */
+static uint64_t forks_made;
+
 static void before_fork(void)
 {
 	guard_enter();
 	record_before_fork();
+	forks_made++;
 }
 
 static void after_fork_parent(void)
@@ -87,14 +91,27 @@ static void after_fork_parent(void)
 	guard_leave();
 }
 
+/* A child forked without exec runs code of its own: it is an image of its own,
+ * and records a plan of its own. In replay it replays that plan in an arena of
+ * its own if there is one, and else goes on serving its parent's plan from its
+ * private copy of the parent's arena, as a part of the parent that writes no
+ * statistics. */
 static void after_fork_child(void)
 {
-	record_after_fork_child();
-	replay_after_fork_child();
-	/* A forked child is the same image as its parent, which owns the plan: it stops
-	 * recording. In replay it keeps serving its private copy of the arena. */
-	if (preload_mode_now() == PRELOAD_RECORD)
-		atomic_store(&preload_mode, PRELOAD_OFF);
+	bool own;
+
+	image_identity_fork(&preload_config.image, forks_made);
+	forks_made = 0;
+	if (preload_mode_now() == PRELOAD_RECORD) {
+		own = record_after_fork_child();
+		if (!own)
+			atomic_store(&preload_mode, PRELOAD_OFF);
+	} else {
+		record_after_fork_child();
+		own = replay_after_fork_child();
+	}
+	if (own)
+		owner_pid = getpid();
 	guard_leave();
 }
 

@@ -309,6 +309,14 @@ int record_finish(bool from_signal)
 	callsite_lock();
 	callsite_modules(&modules, &image.record.module_count, &module_strings,
 			 &module_strings_bytes);
+	/* A forked child that allocated nothing before it exec'ed or ended: no image. */
+	if (preload_config.image.fork_ordinal && !recording.entry_count) {
+		callsite_unlock();
+		pthread_mutex_unlock(&record_mutex);
+		return 0;
+	}
+	if (preload_config.image.fork_ordinal)
+		image.record.flags |= PLAN_IMAGE_FORKED;
 	image.record.exe_key = preload_config.image.exe_key;
 	image.record.args_key = preload_config.image.args_key;
 	image.record.pid = (uint32_t)getpid();
@@ -349,9 +357,27 @@ void record_after_fork_parent(void)
 	pthread_mutex_unlock(&record_mutex);
 }
 
-void record_after_fork_child(void)
+/* The blocks the child inherited are not in its recording: it frees them as any
+ * address the recording never saw, recording nothing. Its call sites stay known
+ * (the interner's), with their numbers: the child's plan lists them all. */
+bool record_after_fork_child(void)
 {
 	pthread_mutex_init(&record_mutex, NULL);
 	callsite_after_fork_child();
-	recording_on = false;
+	if (!recording_on)
+		return false;
+	recording_fini(&recording);
+	addr_map_fini(&lane_of_lineage);
+	addr_map_fini(&created_at);
+	lane_plus_one = 0;
+	lane_count = 0;
+	alloc_calls_locked = 0;
+	atomic_store(&alloc_calls, 0);
+	limit_reached = false;
+	if (recording_init(&recording) < 0 || addr_map_init(&lane_of_lineage, 64) < 0 ||
+	    addr_map_init(&created_at, 64) < 0) {
+		recording_on = false;
+		return false;
+	}
+	return true;
 }

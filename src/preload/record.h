@@ -37,8 +37,9 @@ int record_finish(bool from_signal);
 void record_thread_created(uint64_t lineage);
 void record_thread_ended(void);
 
-/* fork hooks: hold the lock across fork; the child stops recording (it shares the
- * parent's image and plan) but keeps freeing correctly. */
+/* fork hooks: hold the lock across fork. The child, an image of its own (it has
+ * its identity already: image_identity_fork), starts a recording of its own and
+ * returns true; false if it records nothing (not recording, or out of memory). */
 void record_before_fork(void);
 void record_after_fork_parent(void);
-void record_after_fork_child(void);
+bool record_after_fork_child(void);

@@ -198,6 +198,7 @@ static const void *map_plan(size_t *len)
 	r = plan_file_validate_tables(map, (size_t)st.st_size, why, sizeof(why), &stream);
 	if (r < 0) {
 		munmap(map, (size_t)st.st_size);
+		plan_map = NULL;
 		close(fd);
 		log_error(path, ": ", why, "; running on libc", NULL);
 		return NULL;
@@ -208,15 +209,16 @@ static const void *map_plan(size_t *len)
 	return map;
 }
 
-/* Sets image to this process's: the first whose keys match. False if none does. */
-static bool find_image(const void *plan)
+/* Sets *found to this process's image: the first whose keys match. False if none
+ * does. */
+static bool find_image(const void *plan, struct plan_image *found)
 {
 	const struct plan_file_header *h = plan_file_header(plan);
 
 	for (uint32_t i = 0; i < h->image_count; i++) {
-		plan_file_image(plan, i, &image);
-		if (image.record.exe_key == preload_config.image.exe_key &&
-		    image.record.args_key == preload_config.image.args_key)
+		plan_file_image(plan, i, found);
+		if (found->record.exe_key == preload_config.image.exe_key &&
+		    found->record.args_key == preload_config.image.args_key)
 			return true;
 	}
 	return false;
@@ -266,9 +268,10 @@ int replay_start(void)
 	plan = map_plan(&len);
 	if (!plan)
 		return -EINVAL;
-	have_image = find_image(plan);
+	have_image = find_image(plan, &image);
 	if (!have_image) {
 		munmap((void *)plan, len);
+		plan_map = NULL;
 		close(plan_fd);
 		plan_fd = -1;
 		return 0; /* a process the recording did not see: counted as no_plan */
@@ -519,8 +522,65 @@ static __attribute__((noinline)) bool read_entry(struct entry_window *w, uint64_
 	return ok;
 }
 
-void replay_after_fork_child(void)
+/* Forgets the image being replayed: its sites, windows and statistics. With one
+ * thread (a forked child). */
+static void drop_image(void)
 {
+	struct site_index *item, *tmp;
+
+	HASH_ITER(hh, sites_by_key, item, tmp)
+	{
+		HASH_DEL(sites_by_key, item);
+		__libc_free(item);
+	}
+	for (uint32_t s = 0; windows && s < image.record.site_count; s++)
+		__libc_free(atomic_load(&windows[s]));
+	__libc_free(windows);
+	__libc_free(site_first_block);
+	__libc_free(block_offsets);
+	windows = NULL;
+	site_first_block = block_offsets = NULL;
+	/* The counter blocks stay allocated: the parent's threads are gone, and
+	 * nothing refers to them once the list is empty. */
+	atomic_store(&all_counters, NULL);
+	thread_counters = NULL;
+	memset(&shared_counters, 0, sizeof(shared_counters));
+	atomic_store(&libc_live_bytes, 0);
+	atomic_store(&libc_peak_bytes, 0);
+	have_image = false;
+}
+
+/* Makes this forked child replay its own image, *mine, in an arena of its own.
+ * Returns false if the inherited arena cannot be retired: the child then goes on
+ * with its parent's image. */
+static bool take_own_image(const struct plan_image *mine)
+{
+	int r;
+
+	if (!arena_retire())
+		return false;
+	drop_image();
+	callsite_forget_sites(); /* they were the parent's image's site numbers */
+	image = *mine;
+	preload_config.depth = image.record.depth;
+	r = index_image();
+	if (r == 0)
+		r = arena_map(image.record.arena_bytes, preload_config.prefault);
+	if (r < 0) {
+		char pid[21];
+		log_error(preload_config.plan_path, ": cannot set up the arena of forked child ",
+			  log_u64(pid, (uint64_t)getpid()), ": ", strerror(-r), "; running on libc",
+			  NULL);
+		return true; /* its own all the same: its statistics say no_plan */
+	}
+	have_image = true;
+	return true;
+}
+
+bool replay_after_fork_child(void)
+{
+	struct plan_image mine;
+
 	pthread_mutex_init(&windows_lock, NULL);
 	for (uint32_t s = 0; windows && s < image.record.site_count; s++) {
 		struct entry_window *w = atomic_load(&windows[s]);
@@ -530,6 +590,10 @@ void replay_after_fork_child(void)
 			atomic_fetch_add(&w->seq, 1);
 		}
 	}
+	/* preload_config.image is the child's now (image_identity_fork). */
+	if (!plan_map || !find_image(plan_map, &mine))
+		return false;
+	return take_own_image(&mine);
 }
 
 /* The entry for the caller's next occurrence into *e, or false with the miss
@@ -743,6 +807,8 @@ void replay_finish(void)
 	json_begin(&j);
 	json_key_str(&j, "exe", preload_config.image.exe_path);
 	json_key_u64(&j, "pid", (uint64_t)getpid());
+	if (preload_config.image.fork_ordinal)
+		json_key_u64(&j, "fork", preload_config.image.fork_ordinal);
 	json_key_str(&j, "plan", preload_config.plan_path);
 	json_key_u64(&j, "allocs", total(offsetof(struct replay_counters, calls)));
 	json_key_u64(&j, "planned", have_image ? image.record.entry_count : 0);

@@ -49,5 +49,9 @@ void replay_note_libc(int64_t bytes);
 /* Appends the statistics line if one was asked for. Once. */
 void replay_finish(void);
 
-/* After fork, in the child: another thread may have held a plan-reading lock. */
-void replay_after_fork_child(void);
+/* After fork, in the child, which has its own identity already: resets the locks
+ * another thread may have held. If the plan has an image for the child, the child
+ * replays that one from now on, in an arena of its own, and returns true: its
+ * statistics are its own to write. Else it goes on with its parent's image and
+ * arena, and returns false. */
+bool replay_after_fork_child(void);

@@ -51,6 +51,12 @@ void *route_alloc(enum alloc_kind kind, size_t align, size_t size)
 	return p;
 }
 
+void route_free_not_arena(void *p)
+{
+	if (!arena_retired_owns(p))
+		__libc_free(p);
+}
+
 void route_free(void *p)
 {
 	if (!p)
@@ -58,7 +64,7 @@ void route_free(void *p)
 	guard_enter();
 	if (arena_owns(p)) {
 		arena_release(p);
-	} else {
+	} else if (!arena_retired_owns(p)) { /* those are never freed (arena.h) */
 		switch (preload_mode_now()) {
 		case PRELOAD_RECORD:
 			record_free(p);
@@ -79,17 +85,19 @@ void route_free(void *p)
  * the next planned block of the caller's site or to libc. Called inside memplan
  * already (a signal handler that interrupted it), it claims nothing: with one
  * thread the arena's words are updated without atomics (lone_atomic.h), and a
- * claim must never interleave with one it interrupted. */
-static void *realloc_arena(void *p, size_t size, bool nested)
+ * claim must never interleave with one it interrupted. A block of a retired
+ * arena (arena.h) is resized the same way, but never released, and its
+ * reallocation in place is not one the plan counts. */
+static void *realloc_arena(void *p, size_t size, bool nested, bool retired)
 {
-	size_t planned = arena_block_bytes(p);
+	size_t planned = retired ? arena_retired_block_bytes(p) : arena_block_bytes(p);
 	bool replaying = preload_mode_now() == PRELOAD_REPLAY && !nested;
 	void *q = NULL;
 
 	if (!planned)
 		return NULL; /* not a live block: a wild pointer; do not touch it */
 	if (size <= planned) {
-		if (replaying)
+		if (replaying && !retired)
 			replay_consume(size);
 		return p;
 	}
@@ -103,7 +111,8 @@ static void *realloc_arena(void *p, size_t size, bool nested)
 			replay_note_libc((int64_t)libc_usable(q));
 	}
 	memcpy(q, p, planned);
-	arena_release(p);
+	if (!retired)
+		arena_release(p);
 	return q;
 }
 
@@ -152,9 +161,19 @@ void *route_realloc(void *p, size_t size)
 	}
 	bool nested = guard_active();
 	guard_enter();
-	q = arena_owns(p) ? realloc_arena(p, size, nested) : realloc_libc(p, size);
+	if (arena_owns(p) || arena_retired_owns(p))
+		q = realloc_arena(p, size, nested, !arena_owns(p));
+	else
+		q = realloc_libc(p, size);
 	guard_leave();
 	return q;
+}
+
+void *route_realloc_not_arena(void *p, size_t size)
+{
+	if (arena_retired_owns(p))
+		return route_realloc(p, size);
+	return __libc_realloc(p, size);
 }
 
 size_t route_usable_size(void *p)
@@ -163,10 +182,10 @@ size_t route_usable_size(void *p)
 
 	if (!p)
 		return 0;
-	if (!arena_owns(p))
+	if (!arena_owns(p) && !arena_retired_owns(p))
 		return real_libc()->malloc_usable_size(p);
 	guard_enter();
-	n = arena_block_bytes(p);
+	n = arena_owns(p) ? arena_block_bytes(p) : arena_retired_block_bytes(p);
 	guard_leave();
 	return n;
 }

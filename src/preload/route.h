@@ -23,6 +23,12 @@ static inline bool route_passthrough(void)
 	return preload_mode_now() == PRELOAD_OFF || guard_active();
 }
 
+/* Free and realloc of a block that is not the current arena's, straight to libc
+ * (route_passthrough) unless it is in an arena retired after fork (arena.h). Out
+ * of line: in the shims, a tail call, as to libc. */
+void route_free_not_arena(void *p);
+void *route_realloc_not_arena(void *p, size_t size);
+
 void *route_alloc(enum alloc_kind kind, size_t align, size_t size);
 void route_free(void *p);
 void *route_realloc(void *p, size_t size);

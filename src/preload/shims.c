@@ -61,7 +61,7 @@ MEMPLAN_EXPORT void free(void *p)
 		arena_release(p);
 		guard_leave();
 	} else if (route_passthrough())
-		__libc_free(p);
+		route_free_not_arena(p);
 	else
 		route_free(p);
 }
@@ -91,7 +91,7 @@ realloc_from(void *p, size_t size, uintptr_t return_address, uintptr_t frame)
 	void *q;
 
 	if (route_passthrough() && !arena_owns(p))
-		return __libc_realloc(p, size);
+		return route_realloc_not_arena(p, size);
 	if (preload_mode_now() == PRELOAD_REPLAY && !guard_active()) {
 		if (!p && (q = replay_express(size, 1, false, return_address, frame)))
 			return q;

@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
 # fork with and without exec, with another thread allocating during the forks: the
 # children free inherited blocks (arena blocks in replay) and never deadlock; the
-# exec'ed shell gets a plan of its own.
+# exec'ed shell gets a plan of its own, and so does each child forked without exec,
+# which replays it in an arena of its own.
 . "$(dirname "$0")/lib.sh"
+
+# forked_lines NAME EXE: "fork allocs hits" for each stats line of a child of
+# executable EXE (a regular expression on its file name) forked without exec.
+forked_lines() {
+  python3 -S -c '
+import json, re, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if "fork" in d and re.fullmatch(sys.argv[2], d["exe"].rsplit("/", 1)[-1]):
+        print(d["fork"], d["allocs"], d["hits"])' "$WORK/$1.stats" "$2"
+}
 
 run_plain fork "$PROGRAMS/forker"
 run_record fork timeout 60 "$PROGRAMS/forker"
@@ -10,9 +22,46 @@ same_as_plain fork record
 "$PLAN_DIGEST" "$WORK/fork.plan" >"$WORK/digest"
 grep -q '^image .*/forker ' "$WORK/digest" || fail "no plan for the forking program"
 grep -Eq '^image .*/(dash|bash|sh) ' "$WORK/digest" || fail "no plan for the exec'ed shell"
+# 20 children allocate and end; the 21st execs the shell at once and has no plan.
+forked=$("$MEMPLAN" show "$WORK/fork.plan" | grep -c '/forker (pid [0-9]*, forked without exec)$' || true)
+[ "$forked" -eq 20 ] || fail "$forked plans of children forked without exec, not 20"
 for i in 1 2 3; do
   run_replay fork timeout 60 "$PROGRAMS/forker"
   same_as_plain fork replay
+  # Each child replays its own plan: its 1000 allocations, all from its arena.
+  forked_lines fork forker >"$WORK/forked"
+  [ "$(wc -l <"$WORK/forked")" -eq 20 ] || fail "replay: $(wc -l <"$WORK/forked") forked children wrote statistics, not 20"
+  [ "$(cut -d' ' -f1 "$WORK/forked" | sort -n | tr '\n' ' ')" = "$(seq 1 20 | tr '\n' ' ')" ] ||
+    fail "replay: the children are not forks 1 to 20: $(cut -d' ' -f1 "$WORK/forked" | tr '\n' ' ')"
+  awk '$2 != 1000 || $3 != 1000 { exit 1 }' "$WORK/forked" ||
+    fail "replay: a child did not serve its 1000 allocations from its plan: $(tr '\n' ';' <"$WORK/forked")"
 done
 [ "$(stat_sum fork hits)" -gt 0 ] || fail "replay served nothing from the arena"
+
+# A real program's children forked without exec: a multiprocessing pool. (Other
+# images may fork too: a python3 that is a shell script, as pyenv's, forks
+# subshells.)
+need python3
+cat >"$WORK/pool.py" <<'PY'
+import multiprocessing as mp
+def work(n):
+    return sum(len(str(i)) for i in range(n))
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    with mp.Pool(2) as p:
+        print(p.map(work, [20000, 30000, 40000, 50000]))
+PY
+run_plain pool python3 "$WORK/pool.py"
+run_record pool python3 "$WORK/pool.py"
+same_as_plain pool record
+workers=$("$MEMPLAN" show "$WORK/pool.plan" | grep -c 'python3[.0-9]* (pid [0-9]*, forked without exec)$' || true)
+[ "$workers" -eq 2 ] || fail "pool: $workers plans of forked workers, not 2"
+run_replay pool python3 "$WORK/pool.py"
+same_as_plain pool replay
+forked_lines pool 'python3[.0-9]*' >"$WORK/forked"
+[ "$(wc -l <"$WORK/forked")" -eq 2 ] || fail "pool: $(wc -l <"$WORK/forked") workers wrote statistics, not 2"
+# Which worker takes which task varies from run to run; most of what each one
+# allocates (its start-up) is the same.
+awk '$3 * 2 < $2 { exit 1 }' "$WORK/forked" ||
+  fail "pool: a worker served less than half its allocations from its plan: $(tr '\n' ';' <"$WORK/forked")"
 echo "fork: ok"

@@ -50,6 +50,14 @@ int main(void)
 			CHECK_EQ_U64(count, map.count);
 		}
 	}
+	/* Cleared: nothing is found, and it fills again. */
+	uint64_t value;
+	addr_map_clear(&map);
+	CHECK_EQ_U64(map.count, 0);
+	for (uint64_t k = 0; k < KEYS; k++)
+		CHECK(!addr_map_get(&map, 0x7f0000000000ull + k * 16, &value));
+	CHECK(addr_map_put(&map, 0x7f0000000010ull, 7) == 0);
+	CHECK(addr_map_get(&map, 0x7f0000000010ull, &value) && value == 7);
 	addr_map_fini(&map);
 	return 0;
 }

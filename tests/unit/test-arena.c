@@ -6,8 +6,9 @@
  * a granule someone else owns, a release that fails on a block its thread holds,
  * or a wrong block size is an error; the same in one thread alone, where the check
  * takes other paths. Also: double and interior frees are refused,
- * a big block and a small one exclude each other at either level, and the arena's
- * trimmed tail is given back to the system. */
+ * a big block and a small one exclude each other at either level, the arena's
+ * trimmed tail is given back to the system, and a retired arena's blocks keep
+ * their sizes. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -186,5 +187,32 @@ int main(void)
 	/* Everything was released: the whole arena can be claimed at once. */
 	char *all = arena_claim(0, ARENA_BYTES);
 	CHECK(all && arena_block_bytes(all) == ARENA_BYTES);
+	CHECK(arena_release(all));
+
+	/* Retired (a forked child's own arena replaces it): its live blocks keep
+	 * their sizes, one word, two, or many with a coarse middle; anything else
+	 * in it reads as no block; the new arena serves, and knows nothing of them. */
+	char *one = arena_claim(5 * G, 3 * G), *two = arena_claim(20 * G, 4 * G),
+	     *many = arena_claim(at, big_bytes);
+	CHECK(one && two && many);
+	CHECK(arena_retire());
+	CHECK(!arena_owns(one) && !arena_owns(many));
+	CHECK(arena_retired_owns(one) && arena_retired_owns(many + big_bytes - 1));
+	CHECK(!arena_retired_owns(one + ARENA_BYTES + 4096) && !arena_retired_owns(&vec));
+	CHECK(arena_retired_block_bytes(one) == 3 * G);
+	CHECK(arena_retired_block_bytes(two) == 4 * G);
+	CHECK(arena_retired_block_bytes(many) == big_bytes);
+	CHECK(arena_retired_block_bytes(many + G) == 0);
+	CHECK(arena_retired_block_bytes(one - 5 * G) == 0); /* freed before */
+	CHECK(!arena_claim(0, G));			     /* no arena now */
+	CHECK(arena_map(64 * G, false) == 0);
+	char *fresh = arena_claim(0, 2 * G);
+	CHECK(fresh && arena_owns(fresh) && !arena_retired_owns(fresh));
+	CHECK(arena_block_bytes(fresh) == 2 * G && arena_block_bytes(one) == 0);
+	for (unsigned i = 1; i < ARENA_RETIRED_MAX; i++)
+		CHECK(arena_retire() && arena_map(G, false) == 0);
+	CHECK(!arena_retire()); /* no room: the arena stays */
+	CHECK(arena_owns((void *)arena_base));
+	CHECK(arena_retired_block_bytes(many) == big_bytes);
 	return 0;
 }
