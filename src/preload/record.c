@@ -301,7 +301,9 @@ int record_finish(bool from_signal)
 	int r;
 
 	pthread_mutex_lock(&record_mutex);
-	if (!recording_on) {
+	/* A forked child that allocated nothing before it exec'ed or ended: no image. */
+	if (!recording_on || (preload_config.image.fork_ordinal && !recording.entry_count)) {
+		recording_on = false;
 		pthread_mutex_unlock(&record_mutex);
 		return 0;
 	}
@@ -309,12 +311,6 @@ int record_finish(bool from_signal)
 	callsite_lock();
 	callsite_modules(&modules, &image.record.module_count, &module_strings,
 			 &module_strings_bytes);
-	/* A forked child that allocated nothing before it exec'ed or ended: no image. */
-	if (preload_config.image.fork_ordinal && !recording.entry_count) {
-		callsite_unlock();
-		pthread_mutex_unlock(&record_mutex);
-		return 0;
-	}
 	if (preload_config.image.fork_ordinal)
 		image.record.flags |= PLAN_IMAGE_FORKED;
 	image.record.exe_key = preload_config.image.exe_key;

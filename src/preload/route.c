@@ -161,8 +161,10 @@ void *route_realloc(void *p, size_t size)
 	}
 	bool nested = guard_active();
 	guard_enter();
-	if (arena_owns(p) || arena_retired_owns(p))
-		q = realloc_arena(p, size, nested, !arena_owns(p));
+	if (arena_owns(p))
+		q = realloc_arena(p, size, nested, false);
+	else if (arena_retired_owns(p))
+		q = realloc_arena(p, size, nested, true);
 	else
 		q = realloc_libc(p, size);
 	guard_leave();
@@ -182,10 +184,12 @@ size_t route_usable_size(void *p)
 
 	if (!p)
 		return 0;
-	if (!arena_owns(p) && !arena_retired_owns(p))
+	if (arena_retired_owns(p))
+		return arena_retired_block_bytes(p); /* its words are only read now */
+	if (!arena_owns(p))
 		return real_libc()->malloc_usable_size(p);
 	guard_enter();
-	n = arena_owns(p) ? arena_block_bytes(p) : arena_retired_block_bytes(p);
+	n = arena_block_bytes(p);
 	guard_leave();
 	return n;
 }
