@@ -131,7 +131,7 @@ static uint64_t get_le(const uint8_t *p, unsigned width)
 /* What a decode fills: whole entries, or (out NULL) only offsets and sizes. */
 struct decoded {
 	struct plan_entry *out;
-	uint64_t *offsets, *sizes;
+	struct entry_codec_place *places;
 };
 
 /* entry_codec_decode and entry_codec_decode_places in one body, inlined into
@@ -190,8 +190,9 @@ decode_block(const uint8_t *in, size_t len, uint32_t n, uint32_t site, uint64_t 
 			return -EINVAL;
 		prev_granule = granule;
 		if (!to.out) {
-			to.offsets[k] = granule * PLAN_GRANULE_BYTES;
-			to.sizes[k] = c[2];
+			atomic_store_explicit(&to.places[k].offset_bytes,
+					      granule * PLAN_GRANULE_BYTES, memory_order_relaxed);
+			atomic_store_explicit(&to.places[k].size_bytes, c[2], memory_order_relaxed);
 			continue;
 		}
 		struct plan_entry *e = &to.out[k];
@@ -212,11 +213,11 @@ decode_block(const uint8_t *in, size_t len, uint32_t n, uint32_t site, uint64_t 
 int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
 		       uint64_t first_occurrence, struct plan_entry *out)
 {
-	return decode_block(in, len, n, site, first_occurrence, (struct decoded){out, NULL, NULL});
+	return decode_block(in, len, n, site, first_occurrence, (struct decoded){out, NULL});
 }
 
-int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n, uint64_t *offsets,
-			      uint64_t *sizes)
+int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n,
+			      struct entry_codec_place *places)
 {
-	return decode_block(in, len, n, 0, 0, (struct decoded){NULL, offsets, sizes});
+	return decode_block(in, len, n, 0, 0, (struct decoded){NULL, places});
 }

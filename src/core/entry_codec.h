@@ -25,6 +25,7 @@
  * Pure; thread-safe; does not allocate. */
 #pragma once
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,7 +48,13 @@ int64_t entry_codec_encode(const struct plan_entry *entries, uint32_t n, uint8_t
 int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
 		       uint64_t first_occurrence, struct plan_entry *out);
 
+/* What replay needs of an entry. Atomics, stored relaxed, so that the readers
+ * of a sequence lock may load them while a decode rewrites them. */
+struct entry_codec_place {
+	_Atomic uint64_t offset_bytes, size_bytes;
+};
+
 /* Decodes the same, with the same checks, but only each entry's offset_bytes and
- * size_bytes, into offsets[0..n) and sizes[0..n): what replay needs. */
-int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n, uint64_t *offsets,
-			      uint64_t *sizes);
+ * size_bytes, into places[0..n). On failure, places may be partly written. */
+int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n,
+			      struct entry_codec_place *places);

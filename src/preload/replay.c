@@ -296,18 +296,20 @@ int replay_start(void)
  * folio of the page cache, and a plan of millions of entries, each read once,
  * would pile up in the program's resident set. Each site instead reads its
  * entries with pread, a block of them (PLAN_BLOCK_ENTRIES, entry_codec.h) at a
- * time, in occurrence order, into a shared staging buffer, decodes and checks
- * them, and keeps what replay needs of them, 16 bytes each, in a window of its
- * own (allocated when the site is first used). This is where entries are
- * checked: start-up validated everything but them (plan_file_validate_tables),
- * and the checksum already vouches for their bytes. A block that does not decode,
- * or an entry outside the arena, is never served: such a plan was not written by
- * memplan, and the arena check keeps even those safe.
+ * time, in occurrence order, into a shared staging buffer, and decodes what
+ * replay needs of them, 16 bytes each, straight into a window of its own
+ * (allocated when the site is first used). This is where entries are checked:
+ * start-up validated everything but them (plan_file_validate_tables), and the
+ * checksum already vouches for their bytes. A block that does not decode is
+ * never served, nor is an entry outside the arena (arena_claim refuses it; the
+ * full path counts it, place_in_arena): such a plan was not written by memplan,
+ * and the arena check keeps even those safe.
  *
  * Refills are serialised by windows_lock, which also guards the staging buffer.
  * Reading a window takes no lock: it is a sequence lock. A refill makes seq odd,
- * rewrites the window and makes seq even again; a reader copies its slot with
- * atomic loads and keeps the copy only if seq was even and unchanged meanwhile.
+ * decodes into the window and makes seq even again; a reader copies its slot
+ * with atomic loads and keeps the copy only if seq was even and unchanged
+ * meanwhile.
  *
  * A window holds one block, or WINDOW_WIDE_BLOCKS for a site of at least
  * WINDOW_WIDE_ENTRIES entries: each refill costs two system calls (fstat, pread),
@@ -316,12 +318,6 @@ int replay_start(void)
  * site of that many entries takes well over 100 KiB of plan file. */
 #define WINDOW_WIDE_BLOCKS  4u
 #define WINDOW_WIDE_ENTRIES (64u * PLAN_BLOCK_ENTRIES)
-
-/* What replay needs of an entry; size UNUSABLE if the entry failed its checks. */
-struct slot {
-	_Atomic uint64_t offset_bytes, size_bytes;
-};
-#define UNUSABLE UINT64_MAX
 
 /* Each window sits on cache lines of its own, and holds its site's occurrence
  * counter: a site belongs to one thread (its key holds the thread's name), so
@@ -335,7 +331,7 @@ struct entry_window {
 	_Atomic uint64_t first;		  /* occurrence number of slots[0] */
 	_Atomic uint64_t count;		  /* slots filled */
 	uint64_t capacity; /* entries: a block's or WINDOW_WIDE_BLOCKS', or the site's */
-	struct slot slots[];
+	struct entry_codec_place slots[];
 };
 
 /* Its address names the calling thread among those alive. */
@@ -361,7 +357,6 @@ static inline uint32_t take_occurrence(struct entry_window *w)
 /* Under windows_lock. */
 #define STAGING_ENTRIES (WINDOW_WIDE_BLOCKS * PLAN_BLOCK_ENTRIES)
 static uint8_t staging_bytes[STAGING_ENTRIES * ENTRY_CODEC_MAX_BYTES];
-static uint64_t staging_offsets[STAGING_ENTRIES], staging_sizes[STAGING_ENTRIES];
 
 /* An entry's fields, as the window keeps them. */
 struct entry_place {
@@ -414,12 +409,11 @@ static inline bool window_lookup(struct entry_window *w, uint64_t k, struct entr
 	const uint64_t count = atomic_load_explicit(&w->count, memory_order_relaxed);
 	if (k - first >= count) /* also when k < first */
 		return false;
-	struct slot *slot = &w->slots[k - first];
+	struct entry_codec_place *slot = &w->slots[k - first];
 	out->offset_bytes = atomic_load_explicit(&slot->offset_bytes, memory_order_relaxed);
 	out->size_bytes = atomic_load_explicit(&slot->size_bytes, memory_order_relaxed);
 	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&w->seq, memory_order_relaxed) == seq &&
-	       out->size_bytes != UNUSABLE;
+	return atomic_load_explicit(&w->seq, memory_order_relaxed) == seq;
 }
 
 static bool same_file(const struct stat *a, const struct stat *b)
@@ -459,7 +453,6 @@ static bool window_refill(struct entry_window *w, uint64_t k)
 {
 	const uint32_t site = w->site;
 	const uint64_t seq = atomic_load_explicit(&w->seq, memory_order_relaxed);
-	const uint64_t arena = image.record.arena_bytes;
 	/* The blocks from the one that holds k, as many as the window takes. */
 	const uint64_t site_blocks = plan_site_blocks(w->entries), kb = k / PLAN_BLOCK_ENTRIES;
 	uint64_t blocks = (w->capacity + PLAN_BLOCK_ENTRIES - 1) / PLAN_BLOCK_ENTRIES;
@@ -476,24 +469,16 @@ static bool window_refill(struct entry_window *w, uint64_t k)
 	bool ok = bytes <= sizeof(staging_bytes) &&
 		  pread(plan_descriptor(), staging_bytes, bytes,
 			(off_t)(entries_file_offset + at)) == (ssize_t)bytes;
+
+	atomic_store_explicit(&w->seq, seq + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
 	for (uint64_t b = 0; ok && b < blocks; b++) {
 		/* The offsets rise (validated), so each block lies within the bytes read. */
 		uint64_t in = n - b * PLAN_BLOCK_ENTRIES;
 		ok = entry_codec_decode_places(
 			 staging_bytes + (offsets[b] - at), offsets[b + 1] - offsets[b],
 			 (uint32_t)(in < PLAN_BLOCK_ENTRIES ? in : PLAN_BLOCK_ENTRIES),
-			 staging_offsets + b * PLAN_BLOCK_ENTRIES,
-			 staging_sizes + b * PLAN_BLOCK_ENTRIES) == 0;
-	}
-
-	atomic_store_explicit(&w->seq, seq + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	for (uint64_t i = 0; ok && i < n; i++) {
-		const uint64_t offset = staging_offsets[i], size = staging_sizes[i];
-		bool usable = offset <= arena && size <= arena - offset;
-		atomic_store_explicit(&w->slots[i].offset_bytes, offset, memory_order_relaxed);
-		atomic_store_explicit(&w->slots[i].size_bytes, usable ? size : UNUSABLE,
-				      memory_order_relaxed);
+			 w->slots + b * PLAN_BLOCK_ENTRIES) == 0;
 	}
 	atomic_store_explicit(&w->first, k, memory_order_relaxed);
 	atomic_store_explicit(&w->count, ok ? n : 0, memory_order_relaxed);
@@ -502,22 +487,17 @@ static bool window_refill(struct entry_window *w, uint64_t k)
 }
 
 /* Occurrence k of the window's site into *out, past the window: read from the
- * plan. Returns false if the plan can no longer be read or the entry does not
- * pass the checks. */
+ * plan. Returns false if the plan can no longer be read or its block does not
+ * decode. */
 static __attribute__((noinline)) bool read_entry(struct entry_window *w, uint64_t k,
 						 struct entry_place *out)
 {
 	bool ok;
 
 	pthread_mutex_lock(&windows_lock);
-	ok = window_lookup(w, k, out);
-	if (!ok) {
-		/* Read it, unless it is there and failed its checks. */
-		uint64_t first = atomic_load_explicit(&w->first, memory_order_relaxed);
-		uint64_t count = atomic_load_explicit(&w->count, memory_order_relaxed);
-		if (k - first >= count)
-			ok = window_refill(w, k) && window_lookup(w, k, out);
-	}
+	/* Under the lock no refill is under way: a lookup fails only outside the
+	 * window (another thread may have just refilled it). */
+	ok = window_lookup(w, k, out) || (window_refill(w, k) && window_lookup(w, k, out));
 	pthread_mutex_unlock(&windows_lock);
 	return ok;
 }
@@ -596,6 +576,15 @@ bool replay_after_fork_child(void)
 	return take_own_image(&mine);
 }
 
+/* Whether an entry lies inside the arena, as every entry of a plan memplan
+ * wrote does. */
+static inline bool place_in_arena(const struct entry_place *e)
+{
+	const uint64_t arena = image.record.arena_bytes;
+
+	return e->offset_bytes <= arena && e->size_bytes <= arena - e->offset_bytes;
+}
+
 /* The entry for the caller's next occurrence into *e, or false with the miss
  * counted. */
 static inline __attribute__((always_inline)) bool next_entry(size_t size, struct entry_place *e)
@@ -629,7 +618,8 @@ static inline __attribute__((always_inline)) bool next_entry(size_t size, struct
 		miss(MISS_OCCURRENCE_BEYOND);
 		return false;
 	}
-	if (!window_lookup(w, occurrence, e) && !read_entry(w, occurrence, e)) {
+	if ((!window_lookup(w, occurrence, e) && !read_entry(w, occurrence, e)) ||
+	    !place_in_arena(e)) {
 		miss(MISS_PLAN_UNREADABLE);
 		return false;
 	}
@@ -707,8 +697,10 @@ static inline void prefetch_next_block(struct entry_window *w, uint64_t k)
 	uint64_t bytes = atomic_load_explicit(&w->slots[i].size_bytes, memory_order_relaxed);
 	const char *block = (const char *)arena_base + offset;
 
-	if (bytes == UNUSABLE)
-		return; /* its offset may lie past the arena */
+	if (offset >= arena_bytes)
+		return; /* a plan not written by memplan: its claim will fail */
+	if (bytes > arena_bytes - offset)
+		bytes = arena_bytes - offset;
 	if (bytes > PREFETCH_BLOCK_BYTES)
 		bytes = PREFETCH_BLOCK_BYTES;
 	for (uint64_t at = 0; at < bytes; at += 64)
@@ -790,7 +782,7 @@ void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uin
 		/* It stays in place, and uses up its occurrence as when recording
 		 * (replay_consume). */
 		struct entry_window *w = express_entry(return_address, frame, &k, &e);
-		if (w) {
+		if (w && place_in_arena(&e)) {
 			express_hit(c, w, k, size);
 			q = p;
 		}

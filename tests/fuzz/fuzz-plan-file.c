@@ -20,18 +20,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void decoders_agree(const uint8_t *data, size_t size)
 {
 	static struct plan_entry full[PLAN_BLOCK_ENTRIES];
-	static uint64_t offsets[PLAN_BLOCK_ENTRIES], sizes[PLAN_BLOCK_ENTRIES];
+	static struct entry_codec_place places[PLAN_BLOCK_ENTRIES];
 	uint32_t n;
 
 	if (size < 1)
 		return;
 	n = data[0] % PLAN_BLOCK_ENTRIES + 1;
 	int a = entry_codec_decode(data + 1, size - 1, n, 0, 0, full);
-	int b = entry_codec_decode_places(data + 1, size - 1, n, offsets, sizes);
+	int b = entry_codec_decode_places(data + 1, size - 1, n, places);
 	if (a != b)
 		abort();
 	for (uint32_t k = 0; a == 0 && k < n; k++)
-		if (offsets[k] != full[k].offset_bytes || sizes[k] != full[k].size_bytes)
+		if (atomic_load(&places[k].offset_bytes) != full[k].offset_bytes ||
+		    atomic_load(&places[k].size_bytes) != full[k].size_bytes)
 			abort();
 }
 

@@ -6,7 +6,10 @@
  *   shuffle: every entry at a pseudo-random granule offset inside the arena;
  *   badblocks: the entries left as they are, but every other block of encoded
  *            entries made undecodable (a reserved flag), the checksum made
- *            valid again: the tables pass, the blocks do not. */
+ *            valid again: the tables pass, the blocks do not;
+ *   outside: the entries left as they are, but each image's arena cut to half
+ *            its size, the checksum made valid again: every block decodes,
+ *            and the entries past the new end must never be served. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,19 @@
 
 #include "atomic_file.h"
 #include "plan_file.h"
+
+/* Halves every image's arena, and reseals. */
+static void shrink_arenas(char *buf, size_t len)
+{
+	struct plan_file_header *h = (struct plan_file_header *)buf;
+
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		struct plan_image_record *r =
+		    (void *)(buf + h->images_offset + (uint64_t)i * h->image_record_bytes);
+		r->arena_bytes = r->arena_bytes / 2 / PLAN_GRANULE_BYTES * PLAN_GRANULE_BYTES;
+	}
+	h->checksum = XXH3_64bits(buf + 32, len - 32);
+}
 
 /* Sets a reserved flag in the first entry of every other block, and reseals. */
 static void break_blocks(char *buf, size_t len)
@@ -43,8 +59,8 @@ int main(int argc, char **argv)
 	uint64_t seed = 42;
 
 	if (argc != 4 || (strcmp(argv[3], "zero") && strcmp(argv[3], "shuffle") &&
-			  strcmp(argv[3], "badblocks"))) {
-		fprintf(stderr, "usage: hostile-plan IN OUT zero|shuffle|badblocks\n");
+			  strcmp(argv[3], "badblocks") && strcmp(argv[3], "outside"))) {
+		fprintf(stderr, "usage: hostile-plan IN OUT zero|shuffle|badblocks|outside\n");
 		return 2;
 	}
 	if (plan_file_load(argv[1], &buf, &len, why, sizeof(why)) < 0) {
@@ -70,6 +86,10 @@ int main(int argc, char **argv)
 			images[i].entries = entries;
 			continue;
 		}
+		if (!strcmp(argv[3], "outside")) {
+			images[i].entries = entries;
+			continue;
+		}
 		for (uint64_t e = 0; e < count; e++) {
 			uint64_t room = arena - entries[e].size_bytes, off = 0;
 			if (!strcmp(argv[3], "shuffle")) {
@@ -91,6 +111,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[3], "badblocks"))
 		break_blocks(out, out_len);
+	if (!strcmp(argv[3], "outside"))
+		shrink_arenas(out, out_len);
 	if (atomic_file_write(argv[2], out, out_len) < 0) {
 		fprintf(stderr, "hostile-plan: cannot write %s\n", argv[2]);
 		return 1;

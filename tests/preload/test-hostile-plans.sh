@@ -51,6 +51,31 @@ hits=$(python3 -c 'import json,sys; print(sum(json.loads(l)["hits"] for l in ope
 echo "badblocks/raw: $hits served, $unreadable unreadable"
 [ "$unreadable" -gt 0 ] && [ "$hits" -gt 0 ] || fail "badblocks/raw: expected both served and unreadable"
 
+# Entries past the end of the arena behind valid tables and checksum, in blocks
+# that decode: the strict check refuses the plan with one line; the raw form
+# serves the others and counts these as unreadable.
+"$HOSTILE_PLAN" "$WORK/$name.good.plan" "$WORK/outside.plan" outside
+set +e
+"$MEMPLAN" replay -p "$WORK/outside.plan" -- "$PROGRAMS/pattern_threads" 4 20000 \
+  >"$WORK/outside-cli.out" 2>"$WORK/outside-cli.err"
+echo $? >"$WORK/outside-cli.rc"
+MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/outside.plan" MEMPLAN_STATS="$WORK/outside.stats" \
+  LD_PRELOAD="$LIB" "$PROGRAMS/pattern_threads" 4 20000 >"$WORK/outside-raw.out" \
+  2>"$WORK/outside-raw.err"
+echo $? >"$WORK/outside-raw.rc"
+set -e
+for form in cli raw; do
+  cmp -s "$WORK/$name.plain.out" "$WORK/outside-$form.out" || fail "outside/$form: output changed"
+  cmp -s "$WORK/$name.plain.rc" "$WORK/outside-$form.rc" || fail "outside/$form: exit status changed"
+done
+[ "$(grep -c . "$WORK/outside-cli.err")" -eq 1 ] && grep -q "outside the arena" "$WORK/outside-cli.err" ||
+  fail "outside/cli: expected one line about entries outside the arena, got: $(cat "$WORK/outside-cli.err")"
+[ ! -s "$WORK/outside-raw.err" ] || fail "outside/raw: unexpected messages: $(cat "$WORK/outside-raw.err")"
+unreadable=$(python3 -c 'import json,sys; print(sum(json.loads(l)["misses"]["plan_unreadable"] for l in open(sys.argv[1])))' "$WORK/outside.stats")
+hits=$(python3 -c 'import json,sys; print(sum(json.loads(l)["hits"] for l in open(sys.argv[1])))' "$WORK/outside.stats")
+echo "outside/raw: $hits served, $unreadable unreadable"
+[ "$unreadable" -gt 0 ] && [ "$hits" -gt 0 ] || fail "outside/raw: expected both served and unreadable"
+
 # A program that closes every descriptor it did not open (memplan's plan among
 # them) and opens files of its own on the freed numbers: replay opens the plan
 # again and goes on serving it; it never reads the program's files as plan.

@@ -66,7 +66,7 @@ static void extreme(struct plan_entry *e, uint32_t site, uint64_t first, uint64_
 int main(void)
 {
 	static struct plan_entry in[N], out[N];
-	static uint64_t offsets[N], sizes[N];
+	static struct entry_codec_place places[N];
 	static uint8_t buf[N * ENTRY_CODEC_MAX_BYTES + 1];
 	uint64_t seed = 11, recording_bytes = 0;
 
@@ -80,10 +80,10 @@ int main(void)
 		for (uint32_t k = 0; k < N; k++)
 			check_same(&in[k], &out[k]);
 		/* Replay's decoder gives the same offsets and sizes. */
-		CHECK(entry_codec_decode_places(buf, (size_t)len, N, offsets, sizes) == 0);
+		CHECK(entry_codec_decode_places(buf, (size_t)len, N, places) == 0);
 		for (uint32_t k = 0; k < N; k++) {
-			CHECK_EQ_U64(offsets[k], in[k].offset_bytes);
-			CHECK_EQ_U64(sizes[k], in[k].size_bytes);
+			CHECK_EQ_U64(atomic_load(&places[k].offset_bytes), in[k].offset_bytes);
+			CHECK_EQ_U64(atomic_load(&places[k].size_bytes), in[k].size_bytes);
 		}
 		if (typical)
 			recording_bytes += (uint64_t)len;
@@ -92,13 +92,12 @@ int main(void)
 			for (int64_t cut = 0; cut < len; cut++) {
 				CHECK(entry_codec_decode(buf, (size_t)cut, N, 3, first, out) ==
 				      -EINVAL);
-				CHECK(entry_codec_decode_places(buf, (size_t)cut, N, offsets,
-								sizes) == -EINVAL);
+				CHECK(entry_codec_decode_places(buf, (size_t)cut, N, places) == -EINVAL);
 			}
 			buf[len] = 0;
 			CHECK(entry_codec_decode(buf, (size_t)len + 1, N, 3, first, out) ==
 			      -EINVAL);
-			CHECK(entry_codec_decode_places(buf, (size_t)len + 1, N, offsets, sizes) ==
+			CHECK(entry_codec_decode_places(buf, (size_t)len + 1, N, places) ==
 			      -EINVAL);
 		}
 	}
@@ -128,13 +127,13 @@ int main(void)
 	/* Malformed encodings: reserved flags, a width over 8, a bad alignment byte. */
 	const uint8_t reserved[] = {0, 0, 0, 0, 0x08};
 	CHECK(entry_codec_decode(reserved, sizeof(reserved), 1, 0, 0, out) == -EINVAL);
-	CHECK(entry_codec_decode_places(reserved, sizeof(reserved), 1, offsets, sizes) == -EINVAL);
+	CHECK(entry_codec_decode_places(reserved, sizeof(reserved), 1, places) == -EINVAL);
 	const uint8_t wide[] = {9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 	CHECK(entry_codec_decode(wide, sizeof(wide), 1, 0, 0, out) == -EINVAL);
-	CHECK(entry_codec_decode_places(wide, sizeof(wide), 1, offsets, sizes) == -EINVAL);
+	CHECK(entry_codec_decode_places(wide, sizeof(wide), 1, places) == -EINVAL);
 	const uint8_t align[] = {0, 0, 0, 0, 0x05, 32};
 	CHECK(entry_codec_decode(align, sizeof(align), 1, 0, 0, out) == -EINVAL);
-	CHECK(entry_codec_decode_places(align, sizeof(align), 1, offsets, sizes) == -EINVAL);
+	CHECK(entry_codec_decode_places(align, sizeof(align), 1, places) == -EINVAL);
 	const uint8_t fine[] = {0, 0, 0, 0, 0x05, 31};
 	CHECK(entry_codec_decode(fine, sizeof(fine), 1, 0, 0, out) == 0);
 	CHECK_EQ_U64(out[0].align_bytes, UINT32_C(1) << 31);
