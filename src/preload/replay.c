@@ -92,6 +92,13 @@ static struct replay_counters *counters(void)
 	return c;
 }
 
+/* Adds n to one of the calling thread's own counters (c is thread_counters). */
+static inline void bump_own(_Atomic uint64_t *counter, uint64_t n)
+{
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
 /* Adds n to one of block c's counters. */
 static void bump(struct replay_counters *c, _Atomic uint64_t *counter, uint64_t n)
 {
@@ -683,8 +690,9 @@ express_entry(uintptr_t return_address, uintptr_t frame, uint32_t *k, struct ent
  * nothing of it, unlike a free list threaded through freed blocks, so without
  * this the miss falls on the program's first write. Blocks are fetched up to
  * PREFETCH_BLOCK_BYTES: past that, the program's own streaming is prefetched by
- * the hardware. A prefetch never faults; the addresses stay within the arena and
- * its check words all the same. */
+ * the hardware. A prefetch never faults, so an entry of a plan not written by
+ * memplan, outside the arena, costs nothing: its address is made from integers
+ * (implementation-defined, not undefined, for one outside any object). */
 #define PREFETCH_BLOCK_BYTES 512u
 
 static inline void prefetch_next_block(struct entry_window *w, uint64_t k)
@@ -693,28 +701,24 @@ static inline void prefetch_next_block(struct entry_window *w, uint64_t k)
 
 	if (i >= atomic_load_explicit(&w->count, memory_order_relaxed))
 		return; /* not in the window yet: the refill will read the plan anyway */
-	const uint64_t offset = atomic_load_explicit(&w->slots[i].offset_bytes, memory_order_relaxed);
+	const uintptr_t block =
+	    arena_base + atomic_load_explicit(&w->slots[i].offset_bytes, memory_order_relaxed);
 	uint64_t bytes = atomic_load_explicit(&w->slots[i].size_bytes, memory_order_relaxed);
-	const char *block = (const char *)arena_base + offset;
 
-	if (offset >= arena_bytes)
-		return; /* a plan not written by memplan: its claim will fail */
-	if (bytes > arena_bytes - offset)
-		bytes = arena_bytes - offset;
 	if (bytes > PREFETCH_BLOCK_BYTES)
 		bytes = PREFETCH_BLOCK_BYTES;
 	for (uint64_t at = 0; at < bytes; at += 64)
-		__builtin_prefetch(block + at, 1, 3);
+		__builtin_prefetch((const void *)(block + at), 1, 3);
 }
 
 /* An express hit of occurrence k of w's site: takes the occurrence and counts
- * the call. */
+ * the call in c, the calling thread's own counters (thread_counters). */
 static inline void express_hit(struct replay_counters *c, struct entry_window *w, uint32_t k,
 			       size_t size)
 {
 	atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
-	bump(c, &c->calls, 1);
-	bump(c, &c->hit_bytes, size);
+	bump_own(&c->calls, 1);
+	bump_own(&c->hit_bytes, size);
 	prefetch_next_block(w, k + 1);
 }
 
