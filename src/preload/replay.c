@@ -661,21 +661,17 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 	return p;
 }
 
-/* The window of the caller's site, from this thread's cache, with the next
- * occurrence's entry in it, for replay_express; NULL if any of it is not at
- * hand, or if the site may be counted by another thread too: the express path
- * takes its occurrence only once the claim passed, which is take_occurrence's
- * plain count, so it is for the thread that made the window or for a process of
- * one thread. With the guard set. */
+/* The window of the caller's site, given the cookie the thread's cache keeps
+ * for the site, with the next occurrence's entry in it, for replay_express;
+ * NULL if any of it is not at hand, or if the site may be counted by another
+ * thread too: the express path takes its occurrence only once the claim passed,
+ * which is take_occurrence's plain count, so it is for the thread that made the
+ * window or for a process of one thread. With the guard set. */
 static inline __attribute__((always_inline)) struct entry_window *
-express_entry(uintptr_t return_address, uintptr_t frame, uint32_t *k, struct entry_place *e)
+express_entry(void **cookie, uint32_t *k, struct entry_place *e)
 {
-	void **cookie;
-
-	if (callsite_cached(return_address, frame, &cookie) == CALLSITE_UNKNOWN &&
-	    callsite_walked(return_address, frame, &cookie) == CALLSITE_UNKNOWN)
-		return NULL;
 	struct entry_window *w = *cookie;
+
 	if (!w || (w->owner != &owner_tag && !lone_thread()))
 		return NULL;
 	*k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed);
@@ -722,21 +718,31 @@ static inline void express_hit(struct replay_counters *c, struct entry_window *w
 	prefetch_next_block(w, k + 1);
 }
 
-/* replay_express's claim, with the guard set: the block, or NULL with nothing
- * done. always_inline, as express_entry: with two callers gcc makes a call of
- * it, 2% more instructions on the churn replay (callgrind). */
-static inline __attribute__((always_inline)) void *express_claim(struct replay_counters *c,
-								 size_t size, size_t align,
-								 uintptr_t return_address,
+/* The cookie of the caller's site from the thread's caches of origins and of
+ * walked stacks, or NULL if neither knows it. */
+static inline __attribute__((always_inline)) void **express_site(uintptr_t return_address,
 								 uintptr_t frame)
+{
+	void **cookie;
+
+	if (callsite_cached(return_address, frame, &cookie) == CALLSITE_UNKNOWN &&
+	    callsite_walked(return_address, frame, &cookie) == CALLSITE_UNKNOWN)
+		return NULL;
+	return cookie;
+}
+
+/* replay_express's claim for the site whose cookie this is, with the guard set:
+ * the block, or NULL with nothing done. always_inline, as express_entry: with
+ * several callers gcc makes a call of it, 2% more instructions on the churn
+ * replay (callgrind). */
+static inline __attribute__((always_inline)) void *
+express_claim(struct replay_counters *c, void **cookie, size_t size, size_t align)
 {
 	struct entry_place e;
 	uint32_t k;
 	void *p;
 
-	if (!size_planned(size))
-		return NULL;
-	struct entry_window *w = express_entry(return_address, frame, &k, &e);
+	struct entry_window *w = express_entry(cookie, &k, &e);
 	if (!w || size > e.size_bytes || e.offset_bytes & (align - 1))
 		return NULL;
 	p = arena_claim(e.offset_bytes, e.size_bytes);
@@ -745,22 +751,43 @@ static inline __attribute__((always_inline)) void *express_claim(struct replay_c
 	return p;
 }
 
+/* replay_express for an origin the thread's cache of origins does not know: one
+ * that many call paths reach (a wrapper's call of malloc), whose stack is
+ * walked. Apart, so that replay_express itself makes no call before its end and
+ * keeps its values in registers it need not save (callgrind). */
+static __attribute__((noinline)) void *express_walked(size_t size, size_t align, bool zero,
+						      uintptr_t return_address, uintptr_t frame)
+{
+	struct replay_counters *c = thread_counters;
+	void **cookie;
+	void *p = NULL;
+
+	guard_enter();
+	if (callsite_walked(return_address, frame, &cookie) != CALLSITE_UNKNOWN)
+		p = express_claim(c, cookie, size, align);
+	guard_leave();
+	return p && zero ? memset(p, 0, size) : p;
+}
+
 /* A signal handler that allocates between the loads of the express path and its
  * stores after the claim goes to libc: the guard is set. */
 void *replay_express(size_t size, size_t align, bool zero, uintptr_t return_address,
 		     uintptr_t frame)
 {
 	struct replay_counters *c = thread_counters;
+	void **cookie;
 	void *p;
 
-	if (!have_image || !c || !size)
+	if (!have_image || !c || !size || !size_planned(size))
 		return NULL;
 	guard_enter();
-	p = express_claim(c, size, align, return_address, frame);
+	if (callsite_cached(return_address, frame, &cookie) == CALLSITE_UNKNOWN) {
+		guard_leave();
+		return express_walked(size, align, zero, return_address, frame);
+	}
+	p = express_claim(c, cookie, size, align);
 	guard_leave();
-	if (p && zero)
-		memset(p, 0, size);
-	return p;
+	return p && zero ? memset(p, 0, size) : p;
 }
 
 void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uintptr_t frame)
@@ -777,7 +804,8 @@ void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uin
 	if (!planned) {
 		/* Not a live block: the full path says so. */
 	} else if (size > planned) {
-		q = express_claim(c, size, 1, return_address, frame);
+		void **cookie = size_planned(size) ? express_site(return_address, frame) : NULL;
+		q = cookie ? express_claim(c, cookie, size, 1) : NULL;
 		if (q) {
 			memcpy(q, p, planned);
 			arena_release(p);
@@ -785,7 +813,8 @@ void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uin
 	} else if (size_planned(size)) {
 		/* It stays in place, and uses up its occurrence as when recording
 		 * (replay_consume). */
-		struct entry_window *w = express_entry(return_address, frame, &k, &e);
+		void **cookie = express_site(return_address, frame);
+		struct entry_window *w = cookie ? express_entry(cookie, &k, &e) : NULL;
 		if (w && place_in_arena(&e)) {
 			express_hit(c, w, k, size);
 			q = p;
