@@ -679,15 +679,16 @@ express_entry(void **cookie, uint32_t *k, struct entry_place *e)
 }
 
 /* Replay knows where each site's next block will be, which no allocator can:
- * after a hit it fetches the lines of the site's next block, and the check word
- * its claim will read, into the cache while the program runs on. A program
- * writes a new block at once (memset, constructors), and a planned block was last
- * touched when its previous occupant was written, long before: freeing it reads
- * nothing of it, unlike a free list threaded through freed blocks, so without
- * this the miss falls on the program's first write. Blocks are fetched up to
- * PREFETCH_BLOCK_BYTES: past that, the program's own streaming is prefetched by
- * the hardware. A prefetch never faults, so an entry of a plan not written by
- * memplan, outside the arena, costs nothing: its address is made from integers
+ * after a hit it fetches the lines of the site's next block into the cache
+ * while the program runs on. (Fetching its check word too gave no measurable
+ * gain in paired runs.) A program writes a new block at once (memset,
+ * constructors), and a planned block was last touched when its previous
+ * occupant was written, long before: freeing it reads nothing of it, unlike a
+ * free list threaded through freed blocks, so without this the miss falls on
+ * the program's first write. Blocks are fetched up to PREFETCH_BLOCK_BYTES:
+ * past that, the program's own streaming is prefetched by the hardware. A
+ * prefetch never faults, so an entry of a plan not written by memplan, outside
+ * the arena, costs nothing: its address is made from integers
  * (implementation-defined, not undefined, for one outside any object). */
 #define PREFETCH_BLOCK_BYTES 512u
 
@@ -753,8 +754,8 @@ express_claim(struct replay_counters *c, void **cookie, size_t size, size_t alig
 
 /* replay_express for an origin the thread's cache of origins does not know: one
  * that many call paths reach (a wrapper's call of malloc), whose stack is
- * walked. Apart, so that replay_express itself makes no call before its end and
- * keeps its values in registers it need not save (callgrind). */
+ * walked. Apart, so that replay_express calls nothing before its end for an
+ * origin the cache knows (callgrind, churn replay: 1.5% fewer instructions). */
 static __attribute__((noinline)) void *express_walked(size_t size, size_t align, bool zero,
 						      uintptr_t return_address, uintptr_t frame)
 {
