@@ -105,9 +105,7 @@ static void bump(struct replay_counters *c, _Atomic uint64_t *counter, uint64_t 
 	if (c == &shared_counters)
 		atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
 	else
-		atomic_store_explicit(counter,
-				      atomic_load_explicit(counter, memory_order_relaxed) + n,
-				      memory_order_relaxed);
+		bump_own(counter, n);
 }
 
 /* The sum of one counter over all threads. */
