@@ -128,74 +128,78 @@ static uint64_t get_le(const uint8_t *p, unsigned width)
 	return v;
 }
 
-/* What a decode fills: whole entries, or (out NULL) only offsets and sizes. */
-struct decoded {
-	struct plan_entry *out;
-	struct entry_codec_place *places;
+/* A block's widths, and from them each column's mask and place in a record and
+ * the record's length: the block's first four bytes. */
+struct layout {
+	unsigned width[COLUMNS], at[COLUMNS];
+	uint64_t mask[COLUMNS], stride;
 };
 
-/* entry_codec_decode and entry_codec_decode_places in one body, inlined into
- * each, so that the places-only one computes nothing it does not keep (half the
- * work) yet checks exactly the same. */
-static inline __attribute__((always_inline)) int
-decode_block(const uint8_t *in, size_t len, uint32_t n, uint32_t site, uint64_t first_occurrence,
-	     struct decoded to)
+static int read_layout(const uint8_t *in, size_t len, struct layout *l)
 {
-	const uint8_t *p = in, *end = in + len, *tail;
-	uint64_t prev_start = 0, prev_granule = 0, stride = 1, mask[COLUMNS];
-	unsigned width[COLUMNS], at[COLUMNS];
-
 	if (len < COLUMNS)
 		return -EINVAL;
+	l->stride = 1;
 	for (unsigned i = 0; i < COLUMNS; i++) {
-		width[i] = *p++;
-		if (width[i] > 8)
+		l->width[i] = in[i];
+		if (l->width[i] > 8)
 			return -EINVAL;
-		at[i] = (unsigned)stride; /* the column's place in a record */
-		mask[i] = width[i] == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * width[i])) - 1;
-		stride += width[i];
+		l->at[i] = (unsigned)l->stride;
+		l->mask[i] = l->width[i] == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * l->width[i])) - 1;
+		l->stride += l->width[i];
 	}
-	if ((uint64_t)(end - p) / stride < n)
+	return 0;
+}
+
+/* The records of a block: n of them after the widths, and the tail after them,
+ * or NULL if the block is too short to hold them. */
+static const uint8_t *records_end(const uint8_t *in, size_t len, uint32_t n,
+				  const struct layout *l)
+{
+	const uint8_t *p = in + COLUMNS;
+
+	return (uint64_t)(in + len - p) / l->stride < n ? NULL : p + l->stride * n;
+}
+
+int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
+		       uint64_t first_occurrence, struct plan_entry *out)
+{
+	const uint8_t *p = in + COLUMNS, *end = in + len, *tail;
+	uint64_t prev_start = 0, prev_granule = 0;
+	struct layout l;
+
+	if (read_layout(in, len, &l) < 0 || !(tail = records_end(in, len, n, &l)))
 		return -EINVAL;
-	tail = p + stride * n;
-	for (uint32_t k = 0; k < n; k++, p += stride) {
+	for (uint32_t k = 0; k < n; k++, p += l.stride) {
 		uint8_t flags = *p;
 		uint64_t c[COLUMNS], align_log2 = 0, in_place = 0;
 
 		if (flags & ~(FLAG_INFINITE | FLAG_IN_PLACE | FLAG_ALIGN))
 			return -EINVAL;
 		/* Whole words where they can be read: no branch on the widths. */
-		if (end - p >= (ptrdiff_t)(stride + 8)) {
+		if (end - p >= (ptrdiff_t)(l.stride + 8)) {
 			for (unsigned i = 0; i < COLUMNS; i++)
-				c[i] = load8(p + at[i]) & mask[i];
+				c[i] = load8(p + l.at[i]) & l.mask[i];
 		} else {
 			for (unsigned i = 0; i < COLUMNS; i++)
-				c[i] = get_le(p + at[i], width[i]);
+				c[i] = get_le(p + l.at[i], l.width[i]);
 		}
-		if (flags & (FLAG_ALIGN | FLAG_IN_PLACE)) {
-			if (flags & FLAG_ALIGN) {
-				if (tail == end || *tail > 31)
-					return -EINVAL;
-				align_log2 = *tail++;
-			}
-			if (flags & FLAG_IN_PLACE) {
-				if (end - tail < 8)
-					return -EINVAL;
-				in_place = get_le(tail, 8);
-				tail += 8;
-			}
+		if (flags & FLAG_ALIGN) {
+			if (tail == end || *tail > 31)
+				return -EINVAL;
+			align_log2 = *tail++;
+		}
+		if (flags & FLAG_IN_PLACE) {
+			if (end - tail < 8)
+				return -EINVAL;
+			in_place = get_le(tail, 8);
+			tail += 8;
 		}
 		uint64_t granule = prev_granule + unzigzag(c[3]);
 		if (granule > UINT64_MAX / PLAN_GRANULE_BYTES)
 			return -EINVAL;
 		prev_granule = granule;
-		if (!to.out) {
-			atomic_store_explicit(&to.places[k].offset_bytes,
-					      granule * PLAN_GRANULE_BYTES, memory_order_relaxed);
-			atomic_store_explicit(&to.places[k].size_bytes, c[2], memory_order_relaxed);
-			continue;
-		}
-		struct plan_entry *e = &to.out[k];
+		struct plan_entry *e = &out[k];
 		e->site = site;
 		e->occurrence = (uint32_t)(first_occurrence + k);
 		e->size_bytes = c[2];
@@ -210,14 +214,85 @@ decode_block(const uint8_t *in, size_t len, uint32_t n, uint32_t site, uint64_t 
 	return tail == end ? 0 : -EINVAL;
 }
 
-int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
-		       uint64_t first_occurrence, struct plan_entry *out)
+/* Whether the tail of a block whose records [p, tail) carry these flags is what
+ * they call for, as entry_codec_decode reads it: an alignment byte of at most 31
+ * for each entry flagged so, 8 bytes for each with in_place_of, in entry order,
+ * and nothing more. */
+static bool tail_fits(const uint8_t *p, const uint8_t *tail, const uint8_t *end, uint64_t stride,
+		      uint8_t any)
 {
-	return decode_block(in, len, n, site, first_occurrence, (struct decoded){out, NULL});
+	if (!(any & FLAG_IN_PLACE)) {
+		/* Alignment bytes alone: one per flagged entry. */
+		uint64_t aligned = 0;
+		for (; p < tail; p += stride)
+			aligned += (*p & FLAG_ALIGN) != 0;
+		if ((uint64_t)(end - tail) != aligned)
+			return false;
+		for (; tail < end; tail++)
+			if (*tail > 31)
+				return false;
+		return true;
+	}
+	for (const uint8_t *at = tail; p < tail; p += stride) {
+		if (*p & FLAG_ALIGN) {
+			if (at == end || *at > 31)
+				return false;
+			at++;
+		}
+		if (*p & FLAG_IN_PLACE) {
+			if (end - at < 8)
+				return false;
+			at += 8;
+		}
+		if (p + stride == tail)
+			return at == end;
+	}
+	return false; /* not reached: n >= 1 records */
 }
 
+/* Replay reads every entry through here, so it does only what it keeps: the
+ * size and offset columns, and the flags for the checks, which go after the
+ * loop (a reserved flag, an offset past 2^64, a tail that does not fit) or, for
+ * the tail, in a second pass only if some entry has one. It refuses exactly
+ * what entry_codec_decode refuses (the fuzzer holds the two to it). */
 int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n,
 			      struct entry_codec_place *places)
 {
-	return decode_block(in, len, n, 0, 0, (struct decoded){NULL, places});
+	const uint8_t *p = in + COLUMNS, *end = in + len, *tail;
+	uint64_t granule = 0, overflow = 0;
+	uint8_t any = 0;
+	struct layout l;
+
+	if (read_layout(in, len, &l) < 0 || !(tail = records_end(in, len, n, &l)))
+		return -EINVAL;
+	const unsigned at_size = l.at[2], at_offset = l.at[3];
+	const uint64_t mask_size = l.mask[2], mask_offset = l.mask[3];
+	/* Records from which eight bytes can be read at every column. */
+	const uint64_t room = (uint64_t)(end - p);
+	uint64_t wide = room >= l.stride + 8 ? (room - l.stride - 8) / l.stride + 1 : 0;
+	struct entry_codec_place *out = places, *const out_end = places + n;
+	struct entry_codec_place *const wide_end = places + (wide < n ? wide : n);
+	for (; out < wide_end; out++, p += l.stride) {
+		any |= *p;
+		granule += unzigzag(load8(p + at_offset) & mask_offset);
+		overflow |= granule > UINT64_MAX / PLAN_GRANULE_BYTES;
+		atomic_store_explicit(&out->offset_bytes, granule * PLAN_GRANULE_BYTES,
+				      memory_order_relaxed);
+		atomic_store_explicit(&out->size_bytes, load8(p + at_size) & mask_size,
+				      memory_order_relaxed);
+	}
+	for (; out < out_end; out++, p += l.stride) {
+		any |= *p;
+		granule += unzigzag(get_le(p + at_offset, l.width[3]));
+		overflow |= granule > UINT64_MAX / PLAN_GRANULE_BYTES;
+		atomic_store_explicit(&out->offset_bytes, granule * PLAN_GRANULE_BYTES,
+				      memory_order_relaxed);
+		atomic_store_explicit(&out->size_bytes, get_le(p + at_size, l.width[2]),
+				      memory_order_relaxed);
+	}
+	if (overflow || any & ~(FLAG_INFINITE | FLAG_IN_PLACE | FLAG_ALIGN))
+		return -EINVAL;
+	if (!(any & (FLAG_ALIGN | FLAG_IN_PLACE)))
+		return tail == end ? 0 : -EINVAL;
+	return tail_fits(in + COLUMNS, tail, end, l.stride, any) ? 0 : -EINVAL;
 }
