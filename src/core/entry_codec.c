@@ -145,7 +145,8 @@ static int read_layout(const uint8_t *in, size_t len, struct layout *l)
 		if (l->width[i] > 8)
 			return -EINVAL;
 		l->at[i] = (unsigned)l->stride;
-		l->mask[i] = l->width[i] == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * l->width[i])) - 1;
+		l->mask[i] =
+		    l->width[i] == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * l->width[i])) - 1;
 		l->stride += l->width[i];
 	}
 	return 0;
@@ -153,8 +154,7 @@ static int read_layout(const uint8_t *in, size_t len, struct layout *l)
 
 /* The records of a block: n of them after the widths, and the tail after them,
  * or NULL if the block is too short to hold them. */
-static const uint8_t *records_end(const uint8_t *in, size_t len, uint32_t n,
-				  const struct layout *l)
+static const uint8_t *records_end(const uint8_t *in, size_t len, uint32_t n, const struct layout *l)
 {
 	const uint8_t *p = in + COLUMNS;
 

@@ -698,12 +698,31 @@ static inline void prefetch_next_block(struct entry_window *w, uint64_t k)
 		return; /* not in the window yet: the refill will read the plan anyway */
 	const uintptr_t block =
 	    arena_base + atomic_load_explicit(&w->slots[i].offset_bytes, memory_order_relaxed);
-	uint64_t bytes = atomic_load_explicit(&w->slots[i].size_bytes, memory_order_relaxed);
+	const uint64_t bytes = atomic_load_explicit(&w->slots[i].size_bytes, memory_order_relaxed);
 
-	if (bytes > PREFETCH_BLOCK_BYTES)
-		bytes = PREFETCH_BLOCK_BYTES;
-	for (uint64_t at = 0; at < bytes; at += 64)
-		__builtin_prefetch((const void *)(block + at), 1, 3);
+	/* One jump to the block's last line, then straight down: a loop over the
+	 * lines took twice the instructions (callgrind). Size 0 fetches the most. */
+#define PREFETCH_LINE(n) __builtin_prefetch((const void *)(block + 64u * (n)), 1, 3)
+	_Static_assert(PREFETCH_BLOCK_BYTES == 8 * 64, "one case per line below");
+	switch ((bytes - 1) / 64) {
+	default:
+		PREFETCH_LINE(7); /* fall through */
+	case 6:
+		PREFETCH_LINE(6); /* fall through */
+	case 5:
+		PREFETCH_LINE(5); /* fall through */
+	case 4:
+		PREFETCH_LINE(4); /* fall through */
+	case 3:
+		PREFETCH_LINE(3); /* fall through */
+	case 2:
+		PREFETCH_LINE(2); /* fall through */
+	case 1:
+		PREFETCH_LINE(1); /* fall through */
+	case 0:
+		PREFETCH_LINE(0);
+	}
+#undef PREFETCH_LINE
 }
 
 /* An express hit of occurrence k of w's site: takes the occurrence and counts
