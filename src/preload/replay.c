@@ -5,8 +5,9 @@
  * nowhere in the plan never unwind), a call-site capture (cached per raw stack),
  * an atomic per-site occurrence counter, and the arena's occupancy check. The
  * common case of all that, a hit on a site of the calling thread's, also exists
- * as one function the shims call directly (replay_express), without the router:
- * on a small-object churn the calls between the layers cost a tenth of the run. */
+ * as functions the shims call directly (replay_express_malloc and the like),
+ * without the router: on a small-object churn the calls between the layers cost
+ * a tenth of the run. */
 #define _GNU_SOURCE
 #include "replay.h"
 
@@ -787,14 +788,34 @@ static __attribute__((noinline)) void *express_walked(size_t size, size_t align,
 	return p && zero ? memset(p, 0, size) : p;
 }
 
-/* A signal handler that allocates between the loads of the express path and its
- * stores after the claim goes to libc: the guard is set. */
-void *replay_express(size_t size, size_t align, bool zero, uintptr_t return_address,
-		     uintptr_t frame)
+/* replay_express for a block the arena claims through arena_claim_span. Apart,
+ * so that replay_express makes no call but tail calls, which spares its hot
+ * path some register saving (callgrind, churn replay: 0.6% fewer instructions).
+ * With the guard set; leaves it. */
+static __attribute__((noinline)) void *express_far(struct entry_window *w, uint32_t k, size_t size,
+						   bool zero)
+{
+	struct entry_place e;
+	void *p = NULL;
+
+	/* The window is the calling thread's (express_entry): k is still in it,
+	 * unless another thread refilled it meanwhile. */
+	if (window_lookup(w, k, &e) && (p = arena_claim(e.offset_bytes, e.size_bytes)))
+		express_hit(thread_counters, w, k, size);
+	guard_leave();
+	return p && zero ? memset(p, 0, size) : p;
+}
+
+/* The body of the replay_express_ functions. A signal handler that allocates
+ * between the loads of the express path and its stores after the claim goes to
+ * libc: the guard is set. */
+static inline __attribute__((always_inline)) void *
+replay_express(size_t size, size_t align, bool zero, uintptr_t return_address, uintptr_t frame)
 {
 	struct replay_counters *c = thread_counters;
+	struct entry_place e;
 	void **cookie;
-	void *p;
+	uint32_t k;
 
 	if (!have_image || !c || !size || !size_planned(size))
 		return NULL;
@@ -803,9 +824,41 @@ void *replay_express(size_t size, size_t align, bool zero, uintptr_t return_addr
 		guard_leave();
 		return express_walked(size, align, zero, return_address, frame);
 	}
-	p = express_claim(c, cookie, size, align);
-	guard_leave();
-	return p && zero ? memset(p, 0, size) : p;
+	struct entry_window *w = express_entry(cookie, &k, &e);
+	if (!w || size > e.size_bytes || e.offset_bytes & (align - 1)) {
+		guard_leave();
+		return NULL;
+	}
+	switch (arena_claim_near(e.offset_bytes, e.size_bytes)) {
+	case ARENA_NEAR_CLAIMED:
+		express_hit(c, w, k, size);
+		guard_leave();
+		void *p = (void *)(arena_base + e.offset_bytes);
+		return zero ? memset(p, 0, size) : p;
+	case ARENA_NEAR_FAR:
+		return express_far(w, k, size, zero);
+	default:
+		guard_leave();
+		return NULL;
+	}
+}
+
+/* One function each for malloc, calloc and the aligned allocations: with align
+ * and zero constant, the hit path needs fewer registers (callgrind, churn
+ * replay: 2% fewer instructions than one function for all). */
+void *replay_express_malloc(size_t size, uintptr_t return_address, uintptr_t frame)
+{
+	return replay_express(size, 1, false, return_address, frame);
+}
+
+void *replay_express_calloc(size_t size, uintptr_t return_address, uintptr_t frame)
+{
+	return replay_express(size, 1, true, return_address, frame);
+}
+
+void *replay_express_aligned(size_t size, size_t align, uintptr_t return_address, uintptr_t frame)
+{
+	return replay_express(size, align, false, return_address, frame);
 }
 
 void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uintptr_t frame)

@@ -25,9 +25,11 @@ void *replay_alloc(size_t size, size_t align, bool zero);
  * calling thread's (or the process has one thread) and the site, its window and
  * the arena all say yes. Else NULL, with nothing done or counted: the caller
  * goes the whole way (route_alloc). Unlike the rest, called without the guard
- * (it sets it). */
-void *replay_express(size_t size, size_t align, bool zero, uintptr_t return_address,
-		     uintptr_t frame);
+ * (it sets it). For malloc (and realloc of NULL), calloc (zeroes the block) and
+ * the aligned allocations. */
+void *replay_express_malloc(size_t size, uintptr_t return_address, uintptr_t frame);
+void *replay_express_calloc(size_t size, uintptr_t return_address, uintptr_t frame);
+void *replay_express_aligned(size_t size, size_t align, uintptr_t return_address, uintptr_t frame);
 
 /* The same for a realloc of the arena block p to size bytes (non-zero), as the
  * router does it: in place if it fits, else to the site's next planned block.

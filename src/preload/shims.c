@@ -28,13 +28,13 @@ static int is_power_of_two(size_t v)
 	return v && !(v & (v - 1));
 }
 
-/* Replay's common case, straight from the shim (replay_express); NULL: go the
- * whole way. A macro, as CALLSITE_MARK: it must see the exported function's
- * caller. */
-#define EXPRESS(size, align, zero)                                                                 \
+/* Replay's common case, straight from the shim (replay_express_malloc or
+ * _calloc); NULL: go the whole way. A macro, as CALLSITE_MARK: it must see the
+ * exported function's caller. */
+#define EXPRESS(express, size)                                                                     \
 	(preload_mode_now() == PRELOAD_REPLAY                                                      \
-	     ? replay_express((size), (align), (zero), (uintptr_t)__builtin_return_address(0),     \
-			      (uintptr_t)__builtin_frame_address(0))                               \
+	     ? express((size), (uintptr_t)__builtin_return_address(0),                             \
+		       (uintptr_t)__builtin_frame_address(0))                                      \
 	     : NULL)
 
 MEMPLAN_EXPORT void *malloc(size_t size)
@@ -43,7 +43,7 @@ MEMPLAN_EXPORT void *malloc(size_t size)
 
 	if (route_passthrough())
 		return __libc_malloc(size);
-	if ((p = EXPRESS(size, 1, false)))
+	if ((p = EXPRESS(replay_express_malloc, size)))
 		return p;
 	CALLSITE_MARK();
 	return route_alloc(ALLOC_MALLOC, 1, size);
@@ -77,7 +77,7 @@ MEMPLAN_EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if ((p = EXPRESS(total, 1, true)))
+	if ((p = EXPRESS(replay_express_calloc, total)))
 		return p;
 	CALLSITE_MARK();
 	return route_alloc(ALLOC_CALLOC, 1, total);
@@ -93,7 +93,7 @@ realloc_from(void *p, size_t size, uintptr_t return_address, uintptr_t frame)
 	if (route_passthrough() && !arena_owns(p))
 		return route_realloc_not_arena(p, size);
 	if (preload_mode_now() == PRELOAD_REPLAY && !guard_active()) {
-		if (!p && (q = replay_express(size, 1, false, return_address, frame)))
+		if (!p && (q = replay_express_malloc(size, return_address, frame)))
 			return q;
 		if (p && size && arena_owns(p) &&
 		    (q = replay_express_realloc(p, size, return_address, frame)))
@@ -134,7 +134,7 @@ aligned_from(size_t align, size_t size, uintptr_t return_address, uintptr_t fram
 	if (route_passthrough())
 		return __libc_memalign(align, size);
 	if (preload_mode_now() == PRELOAD_REPLAY &&
-	    (p = replay_express(size, align, false, return_address, frame)))
+	    (p = replay_express_aligned(size, align, return_address, frame)))
 		return p;
 	callsite_mark(return_address, frame);
 	return route_alloc(ALLOC_MEMALIGN, align, size);
