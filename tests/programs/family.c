@@ -49,9 +49,11 @@ int main(int argc, char **argv)
 		check(c && zero, "calloc zeroed after reuse");
 		free(c);
 
+		/* volatile: the compiler would warn that it sees the overflow. */
+		volatile size_t half = SIZE_MAX / 2;
 		errno = 0;
-		check(calloc(SIZE_MAX / 2, 3) == NULL && errno == ENOMEM, "calloc overflow");
-		check(reallocarray(NULL, SIZE_MAX / 2, 3) == NULL && errno == ENOMEM,
+		check(calloc(half, 3) == NULL && errno == ENOMEM, "calloc overflow");
+		check(reallocarray(NULL, half, 3) == NULL && errno == ENOMEM,
 		      "reallocarray overflow");
 
 		m = realloc(m, 50);
