@@ -189,8 +189,10 @@ static inline bool arena_fine_take(uint64_t w, uint64_t mask, uint64_t marks)
 
 /* With one thread, claims granules b0.. of fine word w and ..b1 of word w + 1:
  * what arena_claim_span does for such a block, in one load and one store per
- * word (lone_atomic.h). */
-static inline bool arena_take_pair_lone(uint64_t w, uint64_t b0, uint64_t b1)
+ * word (lone_atomic.h). always_inline: with link-time optimisation gcc
+ * otherwise makes it a call. */
+static inline __attribute__((always_inline)) bool arena_take_pair_lone(uint64_t w, uint64_t b0,
+								       uint64_t b1)
 {
 	uint64_t head = arena_occupied_run(b0, ARENA_WORD_GRANULES - 1);
 	uint64_t tail = arena_occupied_run(0, b1);

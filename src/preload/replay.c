@@ -727,9 +727,10 @@ static inline void prefetch_next_block(struct entry_window *w, uint64_t k)
 }
 
 /* An express hit of occurrence k of w's site: takes the occurrence and counts
- * the call in c, the calling thread's own counters (thread_counters). */
-static inline void express_hit(struct replay_counters *c, struct entry_window *w, uint32_t k,
-			       size_t size)
+ * the call in c, the calling thread's own counters (thread_counters).
+ * always_inline: with link-time optimisation gcc otherwise makes it a call. */
+static inline __attribute__((always_inline)) void
+express_hit(struct replay_counters *c, struct entry_window *w, uint32_t k, size_t size)
 {
 	atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
 	bump_own(&c->calls, 1);
