@@ -800,8 +800,7 @@ static __attribute__((noinline)) void *express_far(struct entry_window *w, uint3
 						   uint64_t size_bytes)
 {
 	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES;
-	uint64_t last =
-	    first + size_bytes / PLAN_GRANULE_BYTES + (size_bytes % PLAN_GRANULE_BYTES != 0) - 1;
+	uint64_t last = first + arena_granules_of(size_bytes) - 1;
 	void *p = arena_claim_span(offset_bytes, first, last);
 
 	if (p)
