@@ -49,12 +49,17 @@ int main(int argc, char **argv)
 		check(c && zero, "calloc zeroed after reuse");
 		free(c);
 
-		/* volatile: the compiler would warn that it sees the overflow. */
+		/* volatile count: gcc would warn that it sees the overflow. volatile
+		 * result: clang drops an allocation whose result is only compared
+		 * with NULL, and with it the call and its errno. */
 		volatile size_t half = SIZE_MAX / 2;
+		void *volatile huge;
 		errno = 0;
-		check(calloc(half, 3) == NULL && errno == ENOMEM, "calloc overflow");
-		check(reallocarray(NULL, half, 3) == NULL && errno == ENOMEM,
-		      "reallocarray overflow");
+		huge = calloc(half, 3);
+		check(huge == NULL && errno == ENOMEM, "calloc overflow");
+		errno = 0;
+		huge = reallocarray(NULL, half, 3);
+		check(huge == NULL && errno == ENOMEM, "reallocarray overflow");
 
 		m = realloc(m, 50);
 		int kept = 1;
