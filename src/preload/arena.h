@@ -8,20 +8,28 @@
  * occupied bits of its first and last words and the coarse bits of the words
  * between, whose fine words are only read (untouched pages stay the shared zero
  * page: a big block costs no memory for its middle). No lock; every operation on
- * these words is a seq_cst atomic, or its plain equivalent while the process has
- * one thread (lone_atomic.h: program order is then the single order). Soundness:
+ * these words is a seq_cst atomic (but for a coarse claim's reads of the fine
+ * words, relaxed after a seq_cst fence: point 1), or its plain equivalent while
+ * the process has one thread (lone_atomic.h: program order is then the single
+ * order). Soundness:
  *  1. Occupied and coarse bits are set only by a compare-and-swap that found them
  *     clear, so each level has at most one holder per granule or word. After its
- *     CAS a fine claim loads the word's coarse bit, and a coarse claim loads the
- *     fine word; either gives back all it took and fails if it sees the other
- *     level held. So a fine and a coarse hold of one word are never both passed
- *     at once: in the single order of seq_cst operations, the claim with the
- *     later CAS loads after both CASes and, if the other still holds, sees it.
- *     (Both may fail: a miss, the caller uses libc.) Shortcut: a fine claim
- *     whose CAS found a start bit in the word skips its load; that start is a
- *     block that passed and still holds the word at the fine level, so no passed
- *     coarse hold overlaps it (by induction on the order of passing), and a
- *     coarse claim after our CAS sees us.
+ *     CAS a fine claim loads the word's coarse bit, and a coarse claim, after a
+ *     seq_cst fence, loads the fine words (relaxed, many at a time); either gives
+ *     back all it took and fails if it sees the other level held. So a fine and
+ *     a coarse hold of one word are never both passed at once. In the single
+ *     order S of seq_cst operations, if the fine CAS precedes the coarse
+ *     claim's fence, the coarse claim's load observes that CAS or a later
+ *     value of the word (C11 7.17.3: a load after a seq_cst fence sees the
+ *     last seq_cst store before the fence in S, or later); if the fence comes
+ *     first, the coarse CAS (before the fence) precedes the fine claim's
+ *     seq_cst load in S, which then sees it. Either way the later one sees the
+ *     other if it still holds. (Both may fail: a miss, the caller uses libc.)
+ *     With one thread there is no fence: program order is the order.
+ *     Shortcut: a fine claim whose CAS found a start bit in the word skips its
+ *     load; that start is a block that passed and still holds the word at the
+ *     fine level, so no passed coarse hold overlaps it (by induction on the
+ *     order of passing), and a coarse claim after our CAS sees us.
  *  2. A claim sets its end bit, then its start bit, each only once every check
  *     up to it passed (in the shortcut, in the taking CAS itself). A release
  *     clears the start bit first, and the end bit together with the occupied
@@ -122,9 +130,10 @@ size_t arena_retired_block_bytes(const void *p);
  *
  * A fine word covers ARENA_WORD_GRANULES granules: bit b (b < 21) is granule b's
  * occupied bit, bit 21 + b its start bit, bit 42 + b its end bit. Every
- * operation on fine and coarse words is seq_cst: the handshake between the two
- * levels needs a single total order of them. The read-modify-writes go through
- * lone_atomic.h, which drops the bus lock while there is one thread. */
+ * operation on fine and coarse words is seq_cst (a coarse claim's reads of fine
+ * words are ordered by a seq_cst fence instead, point 1): the handshake between
+ * the two levels needs a single total order of them. The read-modify-writes go
+ * through lone_atomic.h, which drops the bus lock while there is one thread. */
 #define ARENA_WORD_GRANULES 21
 #define ARENA_OCCUPIED	    ((UINT64_C(1) << ARENA_WORD_GRANULES) - 1)
 #define ARENA_STARTS	    (ARENA_OCCUPIED << ARENA_WORD_GRANULES)
