@@ -51,8 +51,10 @@ static void plan_usage(FILE *f)
 		"       memplan plan PLAN -o PLAN2 [--time-limit SECONDS] [--threads N]\n"
 		"  Plans a MiniMalloc CSV instance (id,lower,upper,size[,alignment]) and\n"
 		"  writes it back with an offset column (stdout without -o).\n"
-		"  --time-limit  seconds of improvement after the first plan (default %.0f;"
-		" 0 = fast heuristic only)\n"
+		"  --time-limit  the planner's budget in seconds (default %.0f); a heuristic\n"
+		"                that would not fit is skipped, so on a huge trace a short\n"
+		"                limit can plan worse than 0 = the quick heuristics only,\n"
+		"                however long they take\n"
 		"  --capacity    stop as soon as the arena fits in BYTES\n"
 		"  --threads     worker threads (default: one per CPU)\n",
 		PLAN_DEFAULT_TIME_LIMIT_S);
