@@ -677,6 +677,16 @@ express_entry(void **cookie, uint32_t *k, struct entry_place *e)
 	return *k < w->entries && window_lookup(w, *k, e) ? w : NULL;
 }
 
+/* express_entry, for a request of size bytes aligned to align (a power of two)
+ * that the entry can take. */
+static inline __attribute__((always_inline)) struct entry_window *
+express_entry_fits(void **cookie, size_t size, size_t align, uint32_t *k, struct entry_place *e)
+{
+	struct entry_window *w = express_entry(cookie, k, e);
+
+	return w && size <= e->size_bytes && !(e->offset_bytes & (align - 1)) ? w : NULL;
+}
+
 /* Replay knows where each site's next block will be, which no allocator can:
  * after a hit it fetches the lines of the site's next block into the cache
  * while the program runs on. (Fetching its check word too gave no measurable
@@ -762,8 +772,8 @@ express_claim(struct replay_counters *c, void **cookie, size_t size, size_t alig
 	uint32_t k;
 	void *p;
 
-	struct entry_window *w = express_entry(cookie, &k, &e);
-	if (!w || size > e.size_bytes || e.offset_bytes & (align - 1))
+	struct entry_window *w = express_entry_fits(cookie, size, align, &k, &e);
+	if (!w)
 		return NULL;
 	p = arena_claim(e.offset_bytes, e.size_bytes);
 	if (p)
@@ -827,8 +837,9 @@ replay_express(size_t size, size_t align, bool zero, uintptr_t return_address, u
 		guard_leave();
 		return express_walked(size, align, zero, return_address, frame);
 	}
-	struct entry_window *w = express_entry(cookie, &k, &e);
-	if (!w || size > e.size_bytes || e.offset_bytes & (align - 1)) {
+	/* express_claim, with the claim split so that a long block's is a tail call. */
+	struct entry_window *w = express_entry_fits(cookie, size, align, &k, &e);
+	if (!w) {
 		guard_leave();
 		return NULL;
 	}
