@@ -17,6 +17,16 @@
 
 extern void *__libc_stack_end;
 
+/* Each function below must stay a frame of its own, at return addresses of its
+ * own: gcc would otherwise fold identical ones into one (sized and sized_late)
+ * and clone one for a constant argument (sized_late(64)), and the test would
+ * no longer see a frame change its size. */
+#if defined(__clang__)
+#define FRAME __attribute__((noinline))
+#else
+#define FRAME __attribute__((noipa))
+#endif
+
 static __thread uintptr_t stack_top;
 static __thread uint64_t seed;
 /* volatile: raise() is declared a leaf, yet its handler counts too. */
@@ -27,7 +37,7 @@ static __thread bool lenient;
 
 /* What an allocation shim does: notes its caller's return address and stack
  * pointer, then compares a walk from them with libunwind and teaches the table. */
-static __attribute__((noinline)) void capture(void)
+static FRAME void capture(void)
 {
 	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(uintptr_t);
@@ -60,7 +70,7 @@ static uint64_t next_random(void)
 	return seed >> 33;
 }
 
-static __attribute__((noinline)) void recurse(int depth)
+static FRAME void recurse(int depth)
 {
 	volatile char pad[24];
 	pad[0] = (char)depth;
@@ -71,12 +81,12 @@ static __attribute__((noinline)) void recurse(int depth)
 	pad[1] = pad[0];
 }
 
-static __attribute__((noinline)) void small_frame(void)
+static FRAME void small_frame(void)
 {
 	capture();
 }
 
-static __attribute__((noinline)) void big_frame(void)
+static FRAME void big_frame(void)
 {
 	volatile char pad[4000];
 	pad[0] = 1;
@@ -84,20 +94,20 @@ static __attribute__((noinline)) void big_frame(void)
 	pad[1] = pad[0];
 }
 
-static __attribute__((noinline)) void through_recursion(void)
+static FRAME void through_recursion(void)
 {
 	recurse((int)(next_random() % 5));
 }
 
 static void (*const table[])(void) = {small_frame, big_frame, through_recursion};
 
-static __attribute__((noinline)) void dispatch(unsigned i)
+static FRAME void dispatch(unsigned i)
 {
 	table[i % 3]();
 }
 
 /* A frame sized at run time. */
-static __attribute__((noinline)) void sized(size_t bytes)
+static FRAME void sized(size_t bytes)
 {
 	volatile char *p = alloca(bytes);
 	p[0] = 1;
@@ -106,7 +116,7 @@ static __attribute__((noinline)) void sized(size_t bytes)
 }
 
 /* The same, for the frame that changes its size late (main). */
-static __attribute__((noinline)) void sized_late(size_t bytes)
+static FRAME void sized_late(size_t bytes)
 {
 	volatile char *p = alloca(bytes);
 	p[0] = 1;
