@@ -17,6 +17,7 @@
 #include "config.h"
 #include "launch.h"
 #include "plan_file.h"
+#include "static_exe.h"
 
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
@@ -104,7 +105,14 @@ int cmd_record(int argc, char **argv)
 	launch_add_preload();
 
 	status = launch_run(argv + optind);
-	if (plan_file_peek_record_id(plan) != strtoull(id, NULL, 10))
+	if (plan_file_peek_record_id(plan) == strtoull(id, NULL, 10))
+		return status;
+	if (static_exe_command(argv[optind]))
+		fprintf(stderr,
+			"memplan: %s: no process wrote a plan: %s is statically linked, so "
+			"the preload library cannot see its allocations\n",
+			output, argv[optind]);
+	else
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan (did the command allocate, "
 			"or was it killed?)\n",

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "launch.h"
 #include "plan_file.h"
+#include "static_exe.h"
 
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
@@ -91,6 +92,11 @@ int cmd_replay(int argc, char **argv)
 		return 1;
 	if (prefault)
 		setenv("MEMPLAN_PREFAULT", "1", 1);
+	if (static_exe_command(argv[optind]))
+		fprintf(stderr,
+			"memplan: %s is statically linked: the preload library cannot serve "
+			"its allocations; running on its own allocator\n",
+			argv[optind]);
 	launch_add_preload();
 	return launch_run(argv + optind);
 }

@@ -52,6 +52,17 @@ status 0 "$MEMPLAN" replay -p "$WORK/family.plan" --stats "$WORK/s.jsonl" -- "$P
 cmp -s "$WORK/out" "$WORK/family.plain" || fail "replay changed the command's stdout"
 [ ! -s "$WORK/err" ] || fail "replay printed on stderr: $(cat "$WORK/err")"
 
+# A statically linked command (Debian's ldconfig, found through PATH): the
+# preload library never runs in it. record and replay say why, in one line,
+# and pass its status through.
+status 0 env PATH="/usr/sbin:/sbin:$PATH" "$MEMPLAN" record -o "$WORK/static.plan" -- ldconfig -p
+grep -q "^memplan: $WORK/static.plan: no process wrote a plan: ldconfig is statically linked" \
+  "$WORK/err" || fail "record of a static command: $(cat "$WORK/err")"
+[ ! -e "$WORK/static.plan" ] || fail "a static command left a plan"
+status 0 "$MEMPLAN" replay -p "$WORK/family.plan" -- /sbin/ldconfig -p
+[ "$(grep -c "^memplan: /sbin/ldconfig is statically linked" "$WORK/err")" = 1 ] ||
+  fail "replay of a static command: $(cat "$WORK/err")"
+
 # The stats line and show --json carry the contract keys.
 python3 -S - "$WORK/s.jsonl" <<'PY'
 import json, sys
