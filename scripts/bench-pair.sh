@@ -7,7 +7,9 @@
 #   scripts/bench-pair.sh [-n ROUNDS] PLAN A B -- CMD [ARGS...]
 #
 # A and B are each a path to a libmemplan.so, run in replay of PLAN
-# (MEMPLAN_MODE=replay MEMPLAN_PLAN=PLAN LD_PRELOAD=...), or the word glibc, run
+# (MEMPLAN_MODE=replay MEMPLAN_PLAN=PLAN LD_PRELOAD=...); the word glibc, run
+# without memplan; or preload:LIB, run with another allocator's LIB in
+# LD_PRELOAD (preload:/usr/lib/x86_64-linux-gnu/libmimalloc.so.2, say) and
 # without memplan. CMD's output is discarded. ROUNDS defaults to 30. Both runs of
 # a round share the machine's caches and memory bandwidth, which a run alone
 # does not: read the ratio as which is faster, not as a wall time.
@@ -15,7 +17,7 @@ set -euo pipefail
 
 usage() {
 	echo "usage: scripts/bench-pair.sh [-n ROUNDS] PLAN A B -- CMD [ARGS...]" >&2
-	echo "  A, B: a libmemplan.so to replay PLAN with, or glibc" >&2
+	echo "  A, B: a libmemplan.so to replay PLAN with, glibc, or preload:LIB" >&2
 	exit 2
 }
 
@@ -32,7 +34,7 @@ fi
 plan=$1 a=$2 b=$3
 shift 4
 for lib in "$a" "$b"; do
-	if [ "$lib" != glibc ] && [ ! -f "$lib" ]; then
+	if [ "$lib" != glibc ] && [ ! -f "${lib#preload:}" ]; then
 		echo "bench-pair: $lib: no such library" >&2
 		exit 1
 	fi
@@ -52,6 +54,8 @@ run_on() {
 	start=$(date +%s.%N)
 	if [ "$lib" = glibc ]; then
 		taskset -c "$core" "$@" >/dev/null 2>&1 || true
+	elif [ "${lib#preload:}" != "$lib" ]; then
+		LD_PRELOAD="${lib#preload:}" taskset -c "$core" "$@" >/dev/null 2>&1 || true
 	else
 		MEMPLAN_MODE=replay MEMPLAN_PLAN="$plan" LD_PRELOAD="$lib" \
 			taskset -c "$core" "$@" >/dev/null 2>&1 || true
