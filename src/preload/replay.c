@@ -639,6 +639,12 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 	void *p;
 
 	bump(c, &c->calls, 1);
+	/* As recording does not record such a block (arena_map aligns the arena
+	 * to no more), it takes no occurrence of its site here either. */
+	if (align > PLAN_MAX_ALIGN_BYTES) {
+		miss(MISS_ALIGNMENT);
+		return NULL;
+	}
 	if (!next_entry(size, &e))
 		return NULL;
 	if (size > e.size_bytes) {
@@ -872,6 +878,9 @@ void *replay_express_calloc(size_t size, uintptr_t return_address, uintptr_t fra
 
 void *replay_express_aligned(size_t size, size_t align, uintptr_t return_address, uintptr_t frame)
 {
+	/* An entry's offset decides its alignment only up to the arena's own. */
+	if (align > PLAN_MAX_ALIGN_BYTES)
+		return NULL;
 	return replay_express(size, align, false, return_address, frame);
 }
 

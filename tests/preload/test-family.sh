@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole malloc family keeps libc's promises under record and replay:
 # alignment, zeroed calloc (also on reused arena bytes), realloc contents, usable
-# sizes, overflow errors.
+# sizes, overflow errors. An alignment beyond what a plan holds is never
+# served from the arena, and uses up no entry of its call site.
 . "$(dirname "$0")/lib.sh"
 
 run_plain family "$PROGRAMS/family" 5
@@ -11,3 +12,7 @@ same_as_plain family record
 run_replay family "$PROGRAMS/family" 5
 same_as_plain family replay
 hit_ratio_at_least family 95
+[ "$(stat_sum family hits)" = "$(stat_sum family planned)" ] ||
+  fail "replay on the recorded input served $(stat_sum family hits) of $(stat_sum family planned) planned allocations"
+[ "$(stat_sum family misses.alignment)" = 5 ] ||
+  fail "the 5 over-aligned calls were counted as $(stat_sum family misses.alignment) alignment misses"

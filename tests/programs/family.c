@@ -80,6 +80,16 @@ int main(int argc, char **argv)
 		      "posix_memalign 4096");
 		free(p);
 		check(posix_memalign(&p, 3, 10) == EINVAL, "posix_memalign rejects 3");
+		/* One call site asking for more alignment than a plan holds (2 MiB),
+		 * then less: the first is never planned, so it must neither come back
+		 * less aligned than asked nor use up the site's next entry. */
+		for (int i = 0; i < 3; i++) {
+			size_t align = i == 0 ? (size_t)8 << 20 : 64;
+			p = NULL;
+			check(posix_memalign(&p, align, 100) == 0 && aligned(p, align),
+			      i == 0 ? "posix_memalign 8 MiB" : "posix_memalign 64 on the same site");
+			free(p);
+		}
 		p = aligned_alloc(256, 512);
 		check(p && aligned(p, 256), "aligned_alloc 256");
 		free(p);
