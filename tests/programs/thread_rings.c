@@ -22,13 +22,15 @@ static pthread_mutex_t turn_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t turn_changed = PTHREAD_COND_INITIALIZER;
 static unsigned turn;
 
-/* Before the work: all together, or wait for this thread's turn. */
+/* Before the work: all together, or, once all are there, wait for this
+ * thread's turn. (Without the barrier the first thread could run its turn and
+ * end before main had created the last: then they were not all alive at once,
+ * and the recording rightly gave them no regions of their own.) */
 static void begin(unsigned id)
 {
-	if (!take_turns) {
-		pthread_barrier_wait(&together);
+	pthread_barrier_wait(&together);
+	if (!take_turns)
 		return;
-	}
 	pthread_mutex_lock(&turn_lock);
 	while (turn != id)
 		pthread_cond_wait(&turn_changed, &turn_lock);
@@ -42,7 +44,8 @@ static void middle(void)
 		pthread_barrier_wait(&together);
 }
 
-/* After freeing the ring: the next thread's turn. */
+/* After freeing the ring: the next thread's turn, and no thread ends before
+ * all have had theirs. */
 static void end(void)
 {
 	if (!take_turns)
@@ -51,6 +54,7 @@ static void end(void)
 	turn++;
 	pthread_cond_broadcast(&turn_changed);
 	pthread_mutex_unlock(&turn_lock);
+	pthread_barrier_wait(&together);
 }
 
 struct worker {
