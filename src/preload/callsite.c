@@ -53,10 +53,11 @@ __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-exec")))
 
 __thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
     __attribute__((tls_model("initial-exec")));
+_Atomic uintptr_t callsite_salt;
 /* The sites of stacks behind ambiguous origins, by the hash of their raw return
  * addresses. */
 struct recent_stack {
-	uint64_t raw; /* 0: empty */
+	uint64_t raw; /* salted (callsite_salted); 0: empty */
 	uint32_t site;
 	void *cookie;
 };
@@ -73,6 +74,7 @@ static unsigned callsite_depth;
 static struct callsite_interner interner;
 static struct addr_map raw_to_site;
 static struct module_table modules;
+static uintptr_t tables_salt; /* the salt raw_to_site and the frame sizes are of */
 uintptr_t callsite_own_start, callsite_own_end;
 
 /* Modules that recorded frames refer to, in first-seen order, for the plan. */
@@ -278,7 +280,7 @@ uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cook
 	uint32_t gap = walk_check_gap ? walk_check_gap : WALK_CHECK_GAP_MIN;
 
 	/* The walk that is due for its check is left to stack_of. */
-	if (recent->return_address != return_address || recent->depth != depth ||
+	if (recent->return_address != callsite_salted(return_address) || recent->depth != depth ||
 	    recent->site != CALLSITE_RECENT_AMBIGUOUS || frame < callsite_stack_low ||
 	    frame >= callsite_stack_top || walks_since_check + 1 >= gap)
 		return CALLSITE_UNKNOWN;
@@ -289,7 +291,7 @@ uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cook
 	walks_since_check++;
 	uint64_t raw = raw_key(ips, n);
 	struct recent_stack *stack = &recent_stacks[raw % CALLSITE_RECENT];
-	if (stack->raw != raw)
+	if (stack->raw != callsite_salted(raw))
 		return CALLSITE_UNKNOWN;
 	*cookie = &stack->cookie;
 	return stack->site;
@@ -311,6 +313,25 @@ void callsite_note_stack(void)
 	pthread_attr_destroy(&attr);
 }
 
+/* Clears the shared tables keyed by raw addresses, made before the unload that
+ * changed the salt to salt (the per-thread caches need nothing: their old
+ * entries no longer match). The module table follows the loader's own
+ * counters. With the guard set. */
+static __attribute__((noinline)) void catch_up(uintptr_t salt)
+{
+	bool held = lone_lock(&callsite_mutex);
+
+	if (tables_salt != salt) {
+		addr_map_clear(&raw_to_site);
+		frame_walk_forget();
+		/* libunwind keeps what it learned of each address, too. */
+		unw_flush_cache(unw_local_addr_space, 0, 0);
+		module_table_refresh(&modules);
+		tables_salt = salt;
+	}
+	lone_unlock(&callsite_mutex, held);
+}
+
 /* callsite_capture, past the per-thread cache of trusted origins. recent is the
  * origin's slot in that cache, NULL if the origin is not usable (fast is 0). */
 static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origin origin,
@@ -321,8 +342,11 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 	void *ips[CALLSITE_MAX_DEPTH];
 	uint64_t value, raw;
 	uint32_t site, depth = (uint32_t)(callsite_stack_base - origin.frame);
+	const uintptr_t salt = atomic_load_explicit(&callsite_salt, memory_order_acquire);
 
-	bool ambiguous = recent && recent->return_address == origin.return_address &&
+	if (salt != tables_salt)
+		catch_up(salt);
+	bool ambiguous = recent && recent->return_address == (origin.return_address ^ salt) &&
 			 recent->depth == depth && recent->site == CALLSITE_RECENT_AMBIGUOUS;
 	if (ambiguous && recent->uses < LEARN_AFTER_USES)
 		recent->uses++;
@@ -331,13 +355,13 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 		bool found = addr_map_get(&raw_to_site, fast, &value);
 		lone_unlock(&callsite_mutex, held);
 		if (found && !(value & FAST_AMBIGUOUS) && value >> 32 >= FAST_KEY_CHECKS) {
-			*recent = (struct callsite_recent){origin.return_address, depth,
+			*recent = (struct callsite_recent){origin.return_address ^ salt, depth,
 							   (uint32_t)value, NULL, 0};
 			*cookie = &recent->cookie;
 			return (uint32_t)value;
 		}
 		if (found && (value & FAST_AMBIGUOUS)) {
-			*recent = (struct callsite_recent){origin.return_address, depth,
+			*recent = (struct callsite_recent){origin.return_address ^ salt, depth,
 							   CALLSITE_RECENT_AMBIGUOUS, NULL, 1};
 			ambiguous = true;
 		}
@@ -353,7 +377,7 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 	/* An ambiguous origin's stacks are told apart by their raw hashes, which the
 	 * per-thread cache keeps too. Nothing is left to count for it. */
 	struct recent_stack *recent_raw = &recent_stacks[raw % CALLSITE_RECENT];
-	if (ambiguous && recent_raw->raw == raw) {
+	if (ambiguous && recent_raw->raw == (raw ^ salt)) {
 		*cookie = &recent_raw->cookie;
 		return recent_raw->site;
 	}
@@ -375,10 +399,25 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 	}
 	lone_unlock(&callsite_mutex, held);
 	if (ambiguous && site != CALLSITE_UNKNOWN) {
-		*recent_raw = (struct recent_stack){raw, site, NULL};
+		*recent_raw = (struct recent_stack){raw ^ salt, site, NULL};
 		*cookie = &recent_raw->cookie;
 	}
 	return site;
+}
+
+void callsite_after_dlclose(void)
+{
+	/* Most dlcloses only drop a reference: nothing moves, and the caches stay. */
+	static _Atomic unsigned long long unloads_seen;
+	unsigned long long now = module_unloads();
+	unsigned long long seen = atomic_load_explicit(&unloads_seen, memory_order_relaxed);
+
+	/* An odd step: the salt comes back to a value only after 2^64 unloads. */
+	if (now != seen &&
+	    atomic_compare_exchange_strong_explicit(&unloads_seen, &seen, now,
+						    memory_order_relaxed, memory_order_relaxed))
+		atomic_fetch_add_explicit(&callsite_salt, (uintptr_t)UINT64_C(0x9e3779b97f4a7c15),
+					  memory_order_release);
 }
 
 uint32_t callsite_capture(void ***cookie)

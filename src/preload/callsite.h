@@ -12,6 +12,8 @@
  * sites of their own. */
 #pragma once
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "plan_file.h"
@@ -44,6 +46,24 @@ extern __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-e
  * coroutine, a signal stack): its depth means nothing, so it is unwound. */
 #define CALLSITE_STACK_DEPTH_MAX (UINT64_C(256) << 20)
 
+/* Every cache here is keyed by raw addresses, which name the same code only as
+ * long as the module mapped there stays: once one is unloaded (dlclose), another
+ * may be mapped at its addresses. So the per-thread caches keep each address
+ * XOR the salt of when they were filled, and the salt changes at each unload:
+ * no entry made before matches again (two instructions on the hot path; a
+ * generation number per thread took five). The shared tables are cleared by
+ * the first capture that sees the new salt. */
+extern _Atomic uintptr_t callsite_salt;
+
+static inline uintptr_t callsite_salted(uintptr_t address)
+{
+	return address ^ atomic_load_explicit(&callsite_salt, memory_order_relaxed);
+}
+
+/* After a dlclose: if the loader did unload a module, every cache keyed by raw
+ * addresses is stale from now on. Does not allocate. */
+void callsite_after_dlclose(void);
+
 /* The per-thread cache of call origins whose site is known, filled by
  * callsite_capture: a slot per (return address, depth), read without a lock.
  * The origin is matched exactly, so a hit needs no other check: only a usable
@@ -52,7 +72,7 @@ extern __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-e
 /* The site of a slot whose origin is known to be ambiguous (callsite.c). */
 #define CALLSITE_RECENT_AMBIGUOUS (UINT32_MAX - 1)
 struct callsite_recent {
-	uintptr_t return_address; /* 0: empty */
+	uintptr_t return_address; /* salted (callsite_salted); 0: empty */
 	uint32_t depth;		  /* of the origin's frame below the stack base */
 	uint32_t site;
 	void *cookie;  /* the caller's, for the site (callsite_capture) */
@@ -78,7 +98,7 @@ static inline uint32_t callsite_cached(uintptr_t return_address, uintptr_t frame
 	uint64_t depth = callsite_stack_base - frame;
 	struct callsite_recent *recent = callsite_recent_slot(return_address, depth);
 
-	if (recent->return_address != return_address || recent->depth != depth ||
+	if (recent->return_address != callsite_salted(return_address) || recent->depth != depth ||
 	    recent->site == CALLSITE_RECENT_AMBIGUOUS)
 		return CALLSITE_UNKNOWN;
 	*cookie = &recent->cookie;

@@ -97,6 +97,13 @@ __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t s
 	}
 }
 
+void frame_walk_forget(void)
+{
+	/* Private anonymous pages: given back, they read as zeros (free slots). */
+	if (slots)
+		madvise(slots, SLOTS * sizeof(*slots), MADV_DONTNEED);
+}
+
 /* Counts one walk's view of ip's frame size. Under the learner's lock. */
 static void learn(uint64_t ip, uint32_t size)
 {

@@ -51,6 +51,12 @@ int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base, void **ips, int max);
 int frame_walk_unwind(uintptr_t skip_start, uintptr_t skip_end, void **ips, uintptr_t *sps, int max,
 		      bool *outermost);
 
+/* Forgets every learned size: the code at some return address may have changed
+ * (a module unloaded, another mapped in its place). A walk that runs meanwhile
+ * sees each slot learned or empty, and in between at worst a wrong size: wrong
+ * frames, never a fault (see above). Call under the learner's lock. */
+void frame_walk_forget(void);
+
 /* Learns the frame sizes that a frame_walk_unwind of the calling thread found,
  * before the frames it saw return. base: as for frame_walk (0: learns nothing).
  * One learner at a time: call under the caller's lock. */

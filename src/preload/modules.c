@@ -129,6 +129,14 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *ctx)
 	return 1; /* the first module is enough */
 }
 
+unsigned long long module_unloads(void)
+{
+	unsigned long long counters[2] = {0, 0};
+
+	dl_iterate_phdr(read_counters, counters);
+	return counters[1];
+}
+
 static void free_modules(struct module *modules, size_t count)
 {
 	for (size_t i = 0; i < count; i++)

@@ -32,6 +32,10 @@ struct module_table {
  * Returns 0 or -ENOMEM. Call with the guard set: it allocates through libc. */
 int module_table_refresh(struct module_table *table);
 
+/* How many modules the loader has unloaded so far (dl_iterate_phdr's
+ * dlpi_subs). Does not allocate. */
+unsigned long long module_unloads(void);
+
 /* The module that maps ip, or NULL. Does not allocate. */
 const struct module *module_table_find(const struct module_table *table, uintptr_t ip);
 

@@ -1,10 +1,12 @@
 /* The exported process functions: every exec and _exit/_Exit first finishes the
  * current mode (record writes the plan of the image that is about to go away,
- * replay its statistics), since neither runs atexit handlers or destructors; and
- * pthread_create gives each new thread its lineage name (thread_lineage.h).
+ * replay its statistics), since neither runs atexit handlers or destructors;
+ * pthread_create gives each new thread its lineage name (thread_lineage.h); and
+ * dlclose tells the call-site caches when a module went away (callsite.h).
  * The execl* forms are turned into arrays here because glibc's own execl calls an
  * internal execve that no preload can see. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -175,4 +177,13 @@ MEMPLAN_EXPORT void _exit(int status)
 MEMPLAN_EXPORT void _Exit(int status)
 {
 	_exit(status);
+}
+
+MEMPLAN_EXPORT int dlclose(void *handle)
+{
+	int r = real_libc()->dlclose(handle);
+
+	if (r == 0)
+		callsite_after_dlclose();
+	return r;
 }

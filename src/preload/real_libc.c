@@ -32,6 +32,7 @@ static void resolve(void)
 	real.pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	real.sigaction = dlsym(RTLD_NEXT, "sigaction");
 	real.signal = dlsym(RTLD_NEXT, "signal");
+	real.dlclose = dlsym(RTLD_NEXT, "dlclose");
 	if (!real.exit_now)
 		real.exit_now = exit_by_syscall;
 	guard_leave();

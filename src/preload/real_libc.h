@@ -32,6 +32,7 @@ struct real_functions {
 			      void *(*routine)(void *), void *arg);
 	int (*sigaction)(int sig, const struct sigaction *act, struct sigaction *old);
 	void (*(*signal)(int sig, void (*handler)(int)))(int);
+	int (*dlclose)(void *handle);
 };
 
 /* The resolved functions; resolves them on first use. Thread-safe. Never NULL
