@@ -13,7 +13,7 @@ packages=(
   clang           # libFuzzer, for scripts/fuzz.sh
   chromium        # renders `memplan show --svg` output in its test
   # Real programs the tests run under record and replay:
-  sqlite3 jq perl gzip git python3 binutils make xz-utils
+  sqlite3 jq perl gzip git python3 binutils make xz-utils nodejs
 )
 
 missing=()

@@ -5,7 +5,7 @@
 # through sh -c (and python3 through pyenv's shim when present) so that child
 # processes and their per-image plans count.
 . "$(dirname "$0")/lib.sh"
-need sort sqlite3 jq python3 perl gzip gcc git awk make xz
+need sort sqlite3 jq python3 perl gzip gcc git awk make xz node
 
 [ "$(cat /proc/sys/kernel/randomize_va_space)" != 0 ] || fail "ASLR is off on this machine"
 
@@ -65,6 +65,8 @@ printf 'all: hello.o\n\t@md5sum < hello.o\nhello.o: hello.c\n\t@gcc -O1 -c hello
 run_case make sh -c "rm -f '$WORK/hello.o'; make -s -C '$WORK'"
 run_case awk awk 'BEGIN { for (i = 0; i < 100000; i++) a[i] = i * 2; s = 0; for (k in a) s += a[k]; print s }'
 run_case xz sh -c "xz -c '$WORK/nums.txt' | xz -dc | md5sum"
+# Node.js: V8's JIT, its own heaps, and worker threads of its platform.
+run_case node node -e 'const m = new Map(); for (let i = 0; i < 100000; i++) m.set("k" + (i * 7919 % 100003), i); let s = 0; for (const v of m.values()) s += v % 97; console.log(m.size, s)'
 # memplan's hook on SIGINT is hidden, so CPython still turns ^C into
 # KeyboardInterrupt; and when that ends it (CPython then dies by SIGINT, running no
 # exit handler), the plan is still written.
