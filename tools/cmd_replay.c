@@ -87,6 +87,9 @@ int cmd_replay(int argc, char **argv)
 	}
 	free(buf);
 	setenv("MEMPLAN_MODE", "replay", 1);
+	/* The command is the process a plan for other programs is reported by
+	 * (replay.c), even when this replay runs inside another one. */
+	unsetenv("MEMPLAN_REPLAY_TOP");
 	if (set_absolute("MEMPLAN_PLAN", plan) < 0 ||
 	    (stats && set_absolute("MEMPLAN_STATS", stats) < 0))
 		return 1;

@@ -216,18 +216,41 @@ static const void *map_plan(size_t *len)
 }
 
 /* Sets *found to this process's image: the first whose keys match. False if none
- * does. */
-static bool find_image(const void *plan, struct plan_image *found)
+ * does; then *same_exe says whether some image is of this executable (with
+ * other arguments), if same_exe is not NULL. */
+static bool find_image(const void *plan, struct plan_image *found, bool *same_exe)
 {
 	const struct plan_file_header *h = plan_file_header(plan);
+	bool exe = false;
 
 	for (uint32_t i = 0; i < h->image_count; i++) {
 		plan_file_image(plan, i, found);
-		if (found->record.exe_key == preload_config.image.exe_key &&
-		    found->record.args_key == preload_config.image.args_key)
+		if (found->record.exe_key != preload_config.image.exe_key)
+			continue;
+		if (found->record.args_key == preload_config.image.args_key)
 			return true;
+		exe = true;
 	}
+	if (same_exe)
+		*same_exe = exe;
 	return false;
+}
+
+/* Whether this process is the one replay was started for (or an image it
+ * exec'd): the first to start replay names its pid in MEMPLAN_REPLAY_TOP for
+ * the processes it starts, so that only it reports a plan made for other
+ * programs; its children may be programs the recording never ran, which is
+ * divergence, counted as no_plan. */
+static bool replay_top(void)
+{
+	const char *s = getenv("MEMPLAN_REPLAY_TOP");
+	char pid[21];
+
+	log_u64(pid, (uint64_t)getpid());
+	if (s && *s)
+		return strcmp(s, pid) == 0;
+	setenv("MEMPLAN_REPLAY_TOP", pid, 1);
+	return true;
 }
 
 static int index_image(void)
@@ -271,10 +294,16 @@ int replay_start(void)
 	size_t len;
 	int r;
 
+	const bool top = replay_top();
 	plan = map_plan(&len);
 	if (!plan)
 		return -EINVAL;
-	have_image = find_image(plan, &image);
+	bool same_exe;
+	have_image = find_image(plan, &image, &same_exe);
+	if (!have_image && !same_exe && top)
+		log_error(preload_config.plan_path, ": has no image of ",
+			  preload_config.image.exe_path,
+			  " (it was recorded from other programs); running on libc", NULL);
 	if (!have_image) {
 		munmap((void *)plan, len);
 		plan_map = NULL;
@@ -577,7 +606,7 @@ bool replay_after_fork_child(void)
 		}
 	}
 	/* preload_config.image is the child's now (image_identity_fork). */
-	if (!plan_map || !find_image(plan_map, &mine))
+	if (!plan_map || !find_image(plan_map, &mine, NULL))
 		return false;
 	return take_own_image(&mine);
 }

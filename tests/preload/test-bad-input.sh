@@ -2,8 +2,8 @@
 # Bad input gets one clear line on stderr and the program runs normally on libc:
 # an unwritable plan path, a bad MEMPLAN_DEPTH or MEMPLAN_MAX_ALLOCS, an unknown
 # MEMPLAN_MODE, a recording that reaches MEMPLAN_MAX_ALLOCS, and
-# truncated, corrupt, foreign, empty and future-version plans (raw LD_PRELOAD form
-# and through the CLI).
+# truncated, corrupt, foreign, empty and future-version plans, and plans of other
+# programs (raw LD_PRELOAD form and through the CLI).
 . "$(dirname "$0")/lib.sh"
 need sort
 
@@ -69,6 +69,25 @@ for bad in truncated flipped foreign future; do
   cmp -s "$WORK/expected.out" "$WORK/cli-$bad.out" || fail "cli-$bad: output changed"
   [ "$(grep -c . "$WORK/cli-$bad.err")" -eq 1 ] || fail "cli-$bad: $(cat "$WORK/cli-$bad.err")"
 done
+
+# A sound plan of other programs: the command's process says so in one line
+# (raw form and CLI); a process the recording never ran below a command it did
+# run is divergence, counted as no_plan, and says nothing.
+"$MEMPLAN" record -o "$WORK/other.plan" -- ls / >/dev/null
+raw other-programs "other.plan: has no image of /.*sort \(it was recorded from other programs\); running on libc" \
+  MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/other.plan"
+"$MEMPLAN" replay -p "$WORK/other.plan" -- sh -c "sort -n '$WORK/in.txt' | cat" \
+  >"$WORK/cli-other.out" 2>"$WORK/cli-other.err" || fail "cli-other: command failed"
+cmp -s "$WORK/expected.out" "$WORK/cli-other.out" || fail "cli-other: output changed"
+[ "$(grep -c . "$WORK/cli-other.err")" -eq 1 ] && grep -q "other.plan: has no image of" "$WORK/cli-other.err" ||
+  fail "cli-other: expected one line for the shell, got: $(cat "$WORK/cli-other.err")"
+"$MEMPLAN" record -o "$WORK/sh.plan" -- sh -c "sort -n '$WORK/in.txt'" >/dev/null
+"$MEMPLAN" replay -p "$WORK/sh.plan" --stats "$WORK/sh.stats" -- sh -c "sort -n '$WORK/in.txt' | cat" \
+  >"$WORK/sh.out" 2>"$WORK/sh.err" || fail "sh: command failed"
+cmp -s "$WORK/expected.out" "$WORK/sh.out" || fail "sh: output changed"
+[ ! -s "$WORK/sh.err" ] || fail "a child the recording never ran printed: $(cat "$WORK/sh.err")"
+grep -q '"exe":"/usr/bin/cat".*"no_plan":[1-9]' "$WORK/sh.stats" ||
+  fail "cat, which the recording never ran, counted no no_plan miss"
 
 # The good plan still works, and an unwritable statistics path is reported.
 raw stats-unwritable "nodir/s.jsonl: cannot write statistics: No such file" \
