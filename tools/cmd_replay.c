@@ -4,10 +4,12 @@
  * status. */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -39,6 +41,65 @@ static int set_absolute(const char *name, const char *path)
 	}
 	setenv(name, abs, 1);
 	return 0;
+}
+
+/* Whether the statistics lines in path from byte from on say that some process
+ * found its program in the plan ("exe_in_plan":true). */
+static bool some_exe_in_plan(const char *path, off_t from)
+{
+	char line[8192];
+	bool found = false;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return true; /* nothing to go by: say nothing */
+	if (fseeko(f, from, SEEK_SET) == 0)
+		while (!found && fgets(line, sizeof(line), f))
+			found = strstr(line, "\"exe_in_plan\":true") != NULL;
+	fclose(f);
+	return found;
+}
+
+/* Runs the command with its statistics going to stats, or to a file of our own
+ * if none was asked for, and reads them at the end: if no process found its
+ * program in the plan, the plan was recorded from other programs, which no one
+ * process can tell (a wrapper such as timeout is in no plan, the program it
+ * starts is). Says so once. Returns the command's status. */
+static int run_reading_stats(const char *plan, const char *stats, char **command)
+{
+	char own[PATH_MAX], path[PATH_MAX];
+	struct stat st;
+	off_t from = 0;
+	int status;
+
+	if (stats) {
+		if (launch_absolute_path(stats, path, sizeof(path)) < 0) {
+			fprintf(stderr, "memplan: %s: path too long\n", stats);
+			return 1;
+		}
+		if (stat(path, &st) == 0)
+			from = st.st_size;
+	} else {
+		const char *dir = getenv("TMPDIR");
+		int fd = -1;
+		if (snprintf(own, sizeof(own), "%s/memplan-stats.XXXXXX",
+			     dir && *dir ? dir : "/tmp") < (int)sizeof(own))
+			fd = mkstemp(own);
+		if (fd < 0)
+			return launch_run(command); /* no statistics, no check */
+		close(fd);
+		snprintf(path, sizeof(path), "%s", own);
+	}
+	setenv("MEMPLAN_STATS", path, 1);
+	status = launch_run(command);
+	if (!some_exe_in_plan(path, from))
+		fprintf(stderr,
+			"memplan: %s: no process of the command found its program in the plan "
+			"(it was recorded from other programs); they ran on libc\n",
+			plan);
+	if (!stats)
+		unlink(path);
+	return status;
 }
 
 int cmd_replay(int argc, char **argv)
@@ -87,19 +148,20 @@ int cmd_replay(int argc, char **argv)
 	}
 	free(buf);
 	setenv("MEMPLAN_MODE", "replay", 1);
-	/* The command is the process a plan for other programs is reported by
-	 * (replay.c), even when this replay runs inside another one. */
-	unsetenv("MEMPLAN_REPLAY_TOP");
-	if (set_absolute("MEMPLAN_PLAN", plan) < 0 ||
-	    (stats && set_absolute("MEMPLAN_STATS", stats) < 0))
+	if (set_absolute("MEMPLAN_PLAN", plan) < 0)
 		return 1;
 	if (prefault)
 		setenv("MEMPLAN_PREFAULT", "1", 1);
-	if (static_exe_command(argv[optind]))
+	if (static_exe_command(argv[optind])) {
 		fprintf(stderr,
 			"memplan: %s is statically linked: the preload library cannot serve "
 			"its allocations; running on its own allocator\n",
 			argv[optind]);
+		if (stats && set_absolute("MEMPLAN_STATS", stats) < 0)
+			return 1;
+		launch_add_preload();
+		return launch_run(argv + optind);
+	}
 	launch_add_preload();
-	return launch_run(argv + optind);
+	return run_reading_stats(plan, stats, argv + optind);
 }

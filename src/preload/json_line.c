@@ -69,6 +69,15 @@ void json_key_u64(struct json_line *j, const char *key, uint64_t v)
 	put(j, out, n);
 }
 
+void json_key_bool(struct json_line *j, const char *key, bool v)
+{
+	put_key(j, key);
+	if (v)
+		put(j, "true", 4);
+	else
+		put(j, "false", 5);
+}
+
 void json_key_str(struct json_line *j, const char *key, const char *s)
 {
 	put_key(j, key);

@@ -58,6 +58,10 @@ struct site_index {
 
 static struct plan_image image;
 static bool have_image;
+/* Whether the plan has an image of this executable, with these arguments or
+ * others: a plan in which no process of a command finds its program was made
+ * from other programs (memplan replay reads it from the statistics). */
+static bool exe_in_plan;
 static struct site_index *sites_by_key;
 static uint64_t size_class_bits[PLAN_SIZE_CLASSES / 64]; /* the image's */
 
@@ -236,22 +240,6 @@ static bool find_image(const void *plan, struct plan_image *found, bool *same_ex
 	return false;
 }
 
-/* Whether this process is the one replay was started for (or an image it
- * exec'd): the first to start replay names its pid in MEMPLAN_REPLAY_TOP for
- * the processes it starts, so that only it reports a plan made for other
- * programs; its children may be programs the recording never ran, which is
- * divergence, counted as no_plan. */
-static bool replay_top(void)
-{
-	const char *s = getenv("MEMPLAN_REPLAY_TOP");
-	char pid[21];
-
-	log_u64(pid, (uint64_t)getpid());
-	if (s && *s)
-		return strcmp(s, pid) == 0;
-	setenv("MEMPLAN_REPLAY_TOP", pid, 1);
-	return true;
-}
 
 static int index_image(void)
 {
@@ -294,16 +282,12 @@ int replay_start(void)
 	size_t len;
 	int r;
 
-	const bool top = replay_top();
 	plan = map_plan(&len);
 	if (!plan)
 		return -EINVAL;
 	bool same_exe;
 	have_image = find_image(plan, &image, &same_exe);
-	if (!have_image && !same_exe && top)
-		log_error(preload_config.plan_path, ": has no image of ",
-			  preload_config.image.exe_path,
-			  " (it was recorded from other programs); running on libc", NULL);
+	exe_in_plan = have_image || same_exe;
 	if (!have_image) {
 		munmap((void *)plan, len);
 		plan_map = NULL;
@@ -991,6 +975,7 @@ void replay_finish(void)
 	json_key_str(&j, "plan", preload_config.plan_path);
 	json_key_u64(&j, "allocs", total(offsetof(struct replay_counters, calls)));
 	json_key_u64(&j, "planned", have_image ? image.record.entry_count : 0);
+	json_key_bool(&j, "exe_in_plan", exe_in_plan);
 	uint64_t missed = 0;
 	for (int i = 0; i < MISS_COUNT; i++)
 		missed += total(offsetof(struct replay_counters, misses[i]));

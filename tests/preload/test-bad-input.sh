@@ -2,8 +2,8 @@
 # Bad input gets one clear line on stderr and the program runs normally on libc:
 # an unwritable plan path, a bad MEMPLAN_DEPTH or MEMPLAN_MAX_ALLOCS, an unknown
 # MEMPLAN_MODE, a recording that reaches MEMPLAN_MAX_ALLOCS, and
-# truncated, corrupt, foreign, empty and future-version plans, and plans of other
-# programs (raw LD_PRELOAD form and through the CLI).
+# truncated, corrupt, foreign, empty and future-version plans (raw LD_PRELOAD
+# form and through the CLI), and plans of other programs (through the CLI).
 . "$(dirname "$0")/lib.sh"
 need sort
 
@@ -70,25 +70,45 @@ for bad in truncated flipped foreign future; do
   [ "$(grep -c . "$WORK/cli-$bad.err")" -eq 1 ] || fail "cli-$bad: $(cat "$WORK/cli-$bad.err")"
 done
 
-# A sound plan of other programs: the command's process says so in one line
-# (raw form and CLI); a process the recording never ran below a command it did
-# run is divergence, counted as no_plan, and says nothing.
+# A sound plan of other programs: memplan replay says so once, at the end,
+# when no process of the command found its program in the plan (it reads the
+# statistics, its own file if none was asked for). A process the recording
+# never ran is no sign of that by itself: a wrapper (timeout) above the
+# recorded program, or a child below it, is divergence, counted as no_plan.
 "$MEMPLAN" record -o "$WORK/other.plan" -- ls / >/dev/null
-raw other-programs "other.plan: has no image of /.*sort \(it was recorded from other programs\); running on libc" \
-  MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/other.plan"
-"$MEMPLAN" replay -p "$WORK/other.plan" -- sh -c "sort -n '$WORK/in.txt' | cat" \
-  >"$WORK/cli-other.out" 2>"$WORK/cli-other.err" || fail "cli-other: command failed"
-cmp -s "$WORK/expected.out" "$WORK/cli-other.out" || fail "cli-other: output changed"
-[ "$(grep -c . "$WORK/cli-other.err")" -eq 1 ] && grep -q "other.plan: has no image of" "$WORK/cli-other.err" ||
-  fail "cli-other: expected one line for the shell, got: $(cat "$WORK/cli-other.err")"
+# cli NAME PLAN [--stats FILE] -- CMD...: replays CMD; its output must be sort's;
+# stderr in NAME.err.
+cli() {
+  local name=$1; shift
+  "$MEMPLAN" replay -p "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || fail "$name: command failed"
+  cmp -s "$WORK/expected.out" "$WORK/$name.out" || fail "$name: output changed"
+}
+one_other_line() {
+  [ "$(grep -c . "$WORK/$1.err")" -eq 1 ] &&
+    grep -q "^memplan: $WORK/other.plan: no process of the command found its program in the plan" \
+      "$WORK/$1.err" || fail "$1: expected one line, got: $(cat "$WORK/$1.err")"
+}
+cli other "$WORK/other.plan" -- sort -n "$WORK/in.txt"
+one_other_line other
+echo "other: $(cat "$WORK/other.err")"
+echo '{"exe_in_plan":true}' >"$WORK/old.stats" # a line of an earlier run does not count
+cli other-sh "$WORK/other.plan" --stats "$WORK/old.stats" -- sh -c "sort -n '$WORK/in.txt' | cat"
+one_other_line other-sh
+[ "$(grep -c '"exe_in_plan":false' "$WORK/old.stats")" -eq 3 ] ||
+  fail "other-sh: the shell, sort and cat did not each write their statistics"
+"$MEMPLAN" record -o "$WORK/sort.plan" -- sort -n "$WORK/in.txt" >/dev/null
+cli wrapped "$WORK/sort.plan" --stats "$WORK/wrapped.stats" -- timeout 60 sort -n "$WORK/in.txt"
+[ ! -s "$WORK/wrapped.err" ] || fail "a wrapper the recording never ran printed: $(cat "$WORK/wrapped.err")"
+grep -q '"exe":"/usr/bin/sort".*"no_plan":0' "$WORK/wrapped.stats" || fail "wrapped: sort found no plan"
 "$MEMPLAN" record -o "$WORK/sh.plan" -- sh -c "sort -n '$WORK/in.txt'" >/dev/null
-"$MEMPLAN" replay -p "$WORK/sh.plan" --stats "$WORK/sh.stats" -- sh -c "sort -n '$WORK/in.txt' | cat" \
-  >"$WORK/sh.out" 2>"$WORK/sh.err" || fail "sh: command failed"
-cmp -s "$WORK/expected.out" "$WORK/sh.out" || fail "sh: output changed"
-[ ! -s "$WORK/sh.err" ] || fail "a child the recording never ran printed: $(cat "$WORK/sh.err")"
-grep -q '"exe":"/usr/bin/cat".*"no_plan":[1-9]' "$WORK/sh.stats" ||
+cli child "$WORK/sh.plan" --stats "$WORK/child.stats" -- sh -c "sort -n '$WORK/in.txt' | cat"
+[ ! -s "$WORK/child.err" ] || fail "a child the recording never ran printed: $(cat "$WORK/child.err")"
+grep -q '"exe":"/usr/bin/cat".*"no_plan":[1-9]' "$WORK/child.stats" ||
   fail "cat, which the recording never ran, counted no no_plan miss"
-
+# The recorded program with other arguments: divergence too, without a word.
+"$MEMPLAN" replay -p "$WORK/sort.plan" -- sort -rn "$WORK/in.txt" >/dev/null 2>"$WORK/other-args.err" ||
+  fail "other-args: command failed"
+[ ! -s "$WORK/other-args.err" ] || fail "other-args: printed: $(cat "$WORK/other-args.err")"
 # The good plan still works, and an unwritable statistics path is reported.
 raw stats-unwritable "nodir/s.jsonl: cannot write statistics: No such file" \
   MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/good.plan" MEMPLAN_STATS="$WORK/nodir/s.jsonl"
