@@ -4,8 +4,8 @@
  * status. */
 #define _GNU_SOURCE
 #include <getopt.h>
-#include <stdbool.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,15 +47,17 @@ static int set_absolute(const char *name, const char *path)
  * found its program in the plan ("exe_in_plan":true). */
 static bool some_exe_in_plan(const char *path, off_t from)
 {
-	char line[8192];
+	char *line = NULL;
+	size_t cap = 0;
 	bool found = false;
 	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return true; /* nothing to go by: say nothing */
 	if (fseeko(f, from, SEEK_SET) == 0)
-		while (!found && fgets(line, sizeof(line), f))
+		while (!found && getline(&line, &cap, f) >= 0)
 			found = strstr(line, "\"exe_in_plan\":true") != NULL;
+	free(line);
 	fclose(f);
 	return found;
 }

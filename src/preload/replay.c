@@ -240,7 +240,6 @@ static bool find_image(const void *plan, struct plan_image *found, bool *same_ex
 	return false;
 }
 
-
 static int index_image(void)
 {
 	const struct plan_image_record *r = &image.record;
