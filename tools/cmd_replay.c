@@ -43,23 +43,29 @@ static int set_absolute(const char *name, const char *path)
 	return 0;
 }
 
-/* Whether the statistics lines in path from byte from on say that some process
- * found its program in the plan ("exe_in_plan":true). */
-static bool some_exe_in_plan(const char *path, off_t from)
+/* Whether the statistics lines in the regular file path, from byte from on,
+ * show processes of which none found its program in the plan (none with
+ * "exe_in_plan":true). False if there are no such lines to go by: a program
+ * that closed its stderr cannot write to /dev/stderr, say. */
+static bool no_exe_in_plan(const char *path, off_t from)
 {
 	char *line = NULL;
 	size_t cap = 0;
-	bool found = false;
-	FILE *f = fopen(path, "re");
+	bool lines = false, found = false;
+	struct stat st;
+	FILE *f;
 
-	if (!f)
-		return true; /* nothing to go by: say nothing */
+	/* Not a pipe or a terminal: reading one would wait for input. */
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fopen(path, "re")))
+		return false;
 	if (fseeko(f, from, SEEK_SET) == 0)
-		while (!found && getline(&line, &cap, f) >= 0)
+		while (!found && getline(&line, &cap, f) >= 0) {
+			lines = true;
 			found = strstr(line, "\"exe_in_plan\":true") != NULL;
+		}
 	free(line);
 	fclose(f);
-	return found;
+	return lines && !found;
 }
 
 /* Runs the command with its statistics going to stats, or to a file of our own
@@ -94,7 +100,7 @@ static int run_reading_stats(const char *plan, const char *stats, char **command
 	}
 	setenv("MEMPLAN_STATS", path, 1);
 	status = launch_run(command);
-	if (!some_exe_in_plan(path, from))
+	if (no_exe_in_plan(path, from))
 		fprintf(stderr,
 			"memplan: %s: no process of the command found its program in the plan "
 			"(it was recorded from other programs); they ran on libc\n",

@@ -105,6 +105,14 @@ cli child "$WORK/sh.plan" --stats "$WORK/child.stats" -- sh -c "sort -n '$WORK/i
 [ ! -s "$WORK/child.err" ] || fail "a child the recording never ran printed: $(cat "$WORK/child.err")"
 grep -q '"exe":"/usr/bin/cat".*"no_plan":[1-9]' "$WORK/child.stats" ||
   fail "cat, which the recording never ran, counted no no_plan miss"
+# Statistics to a pipe are not read back (it would wait for input forever).
+timeout 60 sh -c "'$MEMPLAN' replay -p '$WORK/other.plan' --stats /dev/stdout -- sort -n '$WORK/in.txt' | cat >/dev/null" ||
+  fail "replay with its statistics on a pipe did not finish"
+# No statistics line to go by (coreutils close stderr before memplan writes to
+# /dev/stderr): nothing is said either.
+"$MEMPLAN" replay -p "$WORK/other.plan" --stats /dev/stderr -- sort -n "$WORK/in.txt" \
+  >/dev/null 2>"$WORK/closed.err" || fail "closed: command failed"
+[ ! -s "$WORK/closed.err" ] || fail "closed: printed: $(cat "$WORK/closed.err")"
 # The recorded program with other arguments: divergence too, without a word.
 "$MEMPLAN" replay -p "$WORK/sort.plan" -- sort -rn "$WORK/in.txt" >/dev/null 2>"$WORK/other-args.err" ||
   fail "other-args: command failed"
