@@ -75,7 +75,7 @@ static bool no_exe_in_plan(const char *path, off_t from)
  * starts is). Says so once. Returns the command's status. */
 static int run_reading_stats(const char *plan, const char *stats, char **command)
 {
-	char own[PATH_MAX], path[PATH_MAX];
+	char path[PATH_MAX];
 	struct stat st;
 	off_t from = 0;
 	int status;
@@ -90,13 +90,12 @@ static int run_reading_stats(const char *plan, const char *stats, char **command
 	} else {
 		const char *dir = getenv("TMPDIR");
 		int fd = -1;
-		if (snprintf(own, sizeof(own), "%s/memplan-stats.XXXXXX",
-			     dir && *dir ? dir : "/tmp") < (int)sizeof(own))
-			fd = mkstemp(own);
+		if (snprintf(path, sizeof(path), "%s/memplan-stats.XXXXXX",
+			     dir && *dir ? dir : "/tmp") < (int)sizeof(path))
+			fd = mkstemp(path);
 		if (fd < 0)
 			return launch_run(command); /* no statistics, no check */
 		close(fd);
-		snprintf(path, sizeof(path), "%s", own);
 	}
 	setenv("MEMPLAN_STATS", path, 1);
 	status = launch_run(command);
@@ -160,16 +159,12 @@ int cmd_replay(int argc, char **argv)
 		return 1;
 	if (prefault)
 		setenv("MEMPLAN_PREFAULT", "1", 1);
-	if (static_exe_command(argv[optind])) {
+	/* It writes no statistics either, so the check at the end says nothing. */
+	if (static_exe_command(argv[optind]))
 		fprintf(stderr,
 			"memplan: %s is statically linked: the preload library cannot serve "
 			"its allocations; running on its own allocator\n",
 			argv[optind]);
-		if (stats && set_absolute("MEMPLAN_STATS", stats) < 0)
-			return 1;
-		launch_add_preload();
-		return launch_run(argv + optind);
-	}
 	launch_add_preload();
 	return run_reading_stats(plan, stats, argv + optind);
 }
