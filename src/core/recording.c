@@ -243,13 +243,17 @@ static bool log_grow(struct recording_site *site, uint64_t capacity)
 	return true;
 }
 
-/* Makes sure a site's log has a slot for every block it started and one more:
- * its entry count bounds the blocks it started. */
+/* Makes sure a site's log has a slot for the occurrence about to start, count:
+ * the log is indexed by occurrence, and in-place reallocs take occurrences of a
+ * site without a slot (continue_in_place), so count may be far past the
+ * capacity. */
 static bool ended_room(struct recording_site *site)
 {
+	uint64_t capacity = site->ended_capacity ? 2 * site->ended_capacity : 16;
+
 	if (site->count < site->ended_capacity)
 		return true;
-	return log_grow(site, site->ended_capacity ? 2 * site->ended_capacity : 16);
+	return log_grow(site, capacity > site->count ? capacity : site->count + 1);
 }
 
 /* Records a new block with a range of its own; returns its handle or

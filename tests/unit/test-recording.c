@@ -339,6 +339,47 @@ static void check_lanes(void)
 	}
 }
 
+/* A realloc site whose reallocs all stay in place takes an occurrence each but
+ * starts no block, until one moves: its log must then still have a slot at that
+ * occurrence (the slot it once lacked was written past the log's end). Checked
+ * through the built plan, and, under AddressSanitizer, by the writes
+ * themselves. */
+static void check_in_place_runs(void)
+{
+	struct plan_site input_sites[SITES];
+	struct plan_image im = base_image(input_sites, 4, 106);
+	struct recording_built built;
+	struct recording rec;
+	const uint64_t runs = 5000, at = 4096, moved = 1 << 20;
+
+	CHECK(recording_init(&rec) == 0);
+	for (uint32_t s = 0; s < SITES; s++)
+		CHECK(recording_add_site(&rec) == 0 && recording_site_lane(&rec, s, 0) == 0);
+	CHECK(recording_alloc(&rec, at, 0, 100, 1) == 0);
+	for (uint64_t i = 0; i < runs; i++) {
+		uint64_t token = recording_realloc_begin(&rec, at);
+		CHECK(token != RECORDING_NO_TOKEN);
+		recording_realloc_done(&rec, token, at, at, 96 + (i & 1), 1);
+	}
+	uint64_t token = recording_realloc_begin(&rec, at);
+	recording_realloc_done(&rec, token, at, moved, 100000, 1); /* moves */
+	recording_free(&rec, moved);
+	CHECK_EQ_U64(rec.sites[1].count, runs + 1);
+	CHECK(rec.sites[1].ended_capacity > runs);
+	CHECK(recording_build(&rec, &im, NULL, &built) == 0);
+	CHECK_EQ_U64(im.record.entry_count, runs + 2);
+	struct plan_entry *e;
+	CHECK(plan_image_entries(&im, &e) == 0);
+	/* Site 1's last occurrence is the moved block: its own bytes, ended. */
+	const struct plan_entry *last = &e[im.sites[1].first_entry + runs];
+	CHECK_EQ_U64(last->size_bytes, 100000);
+	CHECK(last->in_place_of == 0 && last->t_end != PLAN_T_INFINITY);
+	CHECK(e[im.sites[1].first_entry].in_place_of == im.sites[0].first_entry + 1);
+	free(e);
+	recording_built_free(&built);
+	recording_fini(&rec);
+}
+
 /* Records four blocks from site 0, each freed at once, then lets damage spoil
  * site 0's log, and checks that the build refuses it. */
 static void build_refuses(void (*damage)(struct recording_ended *log))
@@ -394,6 +435,7 @@ int main(void)
 
 	check_lanes();
 	check_bad_log();
+	check_in_place_runs();
 
 	/* One lane, no planner: the entries come out encoded, in-place reallocs too. */
 	struct recording one;
