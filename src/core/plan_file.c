@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
 #include "entry_codec.h"
+#include "file_io.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -80,7 +82,7 @@ static int image_validate_tables(const struct plan_image *im, uint32_t index, ch
 	if (r->args_bytes && (r->args_offset > r->strings_bytes ||
 			      r->args_bytes > r->strings_bytes - r->args_offset))
 		return fail(why, why_len, -EINVAL, "image %u: arguments out of bounds", index);
-	if (r->depth == 0 || r->depth > 256)
+	if (r->depth == 0 || r->depth > PLAN_MAX_DEPTH)
 		return fail(why, why_len, -EINVAL, "image %u: call-site depth %u out of range",
 			    index, r->depth);
 	if (r->arena_bytes > (UINT64_C(1) << 48))
@@ -252,23 +254,23 @@ int plan_image_entries(const struct plan_image *im, struct plan_entry **out)
 }
 
 static int validate(const void *buf, size_t len, char *why, size_t why_len,
-		    const struct plan_file_stream *stream, bool entries);
+		    const struct plan_file_stream *stream, bool entries, bool hashed);
 
 int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len)
 {
-	return validate(buf, len, why, why_len, NULL, true);
+	return validate(buf, len, why, why_len, NULL, true, false);
 }
 
 int plan_file_validate_streaming(const void *buf, size_t len, char *why, size_t why_len,
 				 const struct plan_file_stream *stream)
 {
-	return validate(buf, len, why, why_len, stream, true);
+	return validate(buf, len, why, why_len, stream, true, false);
 }
 
 int plan_file_validate_tables(const void *buf, size_t len, char *why, size_t why_len,
 			      const struct plan_file_stream *stream)
 {
-	return validate(buf, len, why, why_len, stream, false);
+	return validate(buf, len, why, why_len, stream, false, false);
 }
 
 /* The block table: block_count + 1 offsets, rising, from 0 to entries_bytes. */
@@ -404,24 +406,15 @@ static int entries_advance(const void *buf, size_t read_end, struct entry_cursor
 	return 0;
 }
 
-/* Validation reads the buffer in one pass: the small tables first, then every
- * chunk in file order, hashing it and decoding and checking the entry blocks it
- * completes while they are in cache. A failure of the checksum wins over any
- * other, as a corrupt file is best reported as such, so the hashing goes on to the
- * end after a failure. */
-static int validate(const void *buf, size_t len, char *why, size_t why_len,
-		    const struct plan_file_stream *stream, bool entries)
+/* The header's own checks: what a buffer of len bytes must start with. */
+static int header_validate(const struct plan_file_header *h, uint64_t len, char *why,
+			   size_t why_len)
 {
-	const struct plan_file_header *h = buf;
-	struct entry_cursor cursor = {0};
-	XXH3_state_t state;
-	size_t done_end = 0;
-	int r;
-
-	if ((uintptr_t)buf % 8)
-		return fail(why, why_len, -EINVAL, "buffer is not 8-byte aligned");
+	if (len == 0)
+		return fail(why, why_len, -EPROTO, "empty file, not a plan");
 	if (len < sizeof(*h))
-		return fail(why, why_len, -EPROTO, "too short to be a plan (%zu bytes)", len);
+		return fail(why, why_len, -EPROTO, "too short to be a plan (%llu bytes)",
+			    (unsigned long long)len);
 	if (memcmp(h->magic, PLAN_FILE_MAGIC, sizeof(h->magic)) != 0)
 		return fail(why, why_len, -EPROTO, "not a memplan plan file (bad magic)");
 	if (h->version > PLAN_FILE_VERSION)
@@ -435,14 +428,37 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 			    h->version, PLAN_FILE_VERSION);
 	if (h->file_bytes != len)
 		return fail(why, why_len, -EINVAL,
-			    "truncated or padded: header says %llu bytes, file has %zu",
-			    (unsigned long long)h->file_bytes, len);
+			    "truncated or padded: header says %llu bytes, file has %llu",
+			    (unsigned long long)h->file_bytes, (unsigned long long)len);
 	if (h->header_bytes != sizeof(*h) ||
 	    h->image_record_bytes != sizeof(struct plan_image_record))
 		return fail(why, why_len, -EINVAL, "unexpected record sizes");
+	return 0;
+}
 
-	const uint64_t expected = h->checksum;
+/* Validation reads the buffer in one pass: the small tables first, then every
+ * chunk in file order, hashing it and decoding and checking the entry blocks it
+ * completes while they are in cache. A failure of the checksum wins over any
+ * other, as a corrupt file is best reported as such, so the hashing goes on to the
+ * end after a failure. hashed: the checksum was verified already, and only the
+ * tables are checked (the entries are not read at all). */
+static int validate(const void *buf, size_t len, char *why, size_t why_len,
+		    const struct plan_file_stream *stream, bool entries, bool hashed)
+{
+	const struct plan_file_header *h = buf;
+	struct entry_cursor cursor = {0};
+	XXH3_state_t state;
+	size_t done_end = 0;
+	int r;
+
+	if ((uintptr_t)buf % 8)
+		return fail(why, why_len, -EINVAL, "buffer is not 8-byte aligned");
+	r = header_validate(h, len, why, why_len);
+	if (r < 0)
+		return r;
 	r = tables_validate(buf, len, why, why_len);
+	if (hashed)
+		return r;
 	if (r == 0 && entries)
 		cursor_start(buf, &cursor, 0);
 	XXH3_64bits_reset(&state);
@@ -468,7 +484,7 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 			done_end = safe_end;
 		}
 	}
-	if (XXH3_64bits_digest(&state) != expected)
+	if (XXH3_64bits_digest(&state) != h->checksum)
 		return fail(why, why_len, -EINVAL, "checksum mismatch (corrupt file)");
 	return r;
 }
@@ -687,11 +703,150 @@ int plan_file_write(const char *path, const struct plan_image *images, uint32_t 
 	return r;
 }
 
+/* Reads exactly bytes at offset of fd into dst. Returns 0, or -EIO if the file
+ * ends first (it was cut short since it was opened), or a negative errno. */
+static int pread_all(int fd, void *dst, uint64_t bytes, uint64_t offset)
+{
+	char *p = dst;
+
+	while (bytes) {
+		ssize_t n = pread(fd, p, bytes, (off_t)offset);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		bytes -= (uint64_t)n;
+		offset += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Reads count records of size bytes at offset into buf at the same offset, if
+ * they lie inside it: tables that do not are left for validation to report. */
+static int read_table(int fd, char *buf, uint64_t len, uint64_t offset, uint64_t count,
+		      uint64_t size)
+{
+	if (!table_fits(offset, count, size, len))
+		return 0;
+	return pread_all(fd, buf + offset, count * size, offset);
+}
+
+/* Reads every table of the file into buf (len bytes, the file's size), each at
+ * its own offset, as far as the header and image records say where they are. */
+static int read_tables(int fd, char *buf, uint64_t len)
+{
+	const struct plan_file_header *h = (const void *)buf;
+	int r;
+
+	r = read_table(fd, buf, len, h->images_offset, h->image_count,
+		       sizeof(struct plan_image_record));
+	if (r < 0 || !table_fits(h->images_offset, h->image_count,
+				 sizeof(struct plan_image_record), len))
+		return r;
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		const struct plan_image_record *rec =
+		    (const void *)(buf + h->images_offset + (uint64_t)i * sizeof(*rec));
+		uint64_t blocks = 0;
+
+		if ((r = read_table(fd, buf, len, rec->strings_offset, rec->strings_bytes, 1)) <
+			0 ||
+		    (r = read_table(fd, buf, len, rec->modules_offset, rec->module_count,
+				    sizeof(struct plan_module))) < 0 ||
+		    (r = read_table(fd, buf, len, rec->frames_offset, rec->frame_count,
+				    sizeof(struct plan_frame))) < 0 ||
+		    (r = read_table(fd, buf, len, rec->sites_offset, rec->site_count,
+				    sizeof(struct plan_site))) < 0)
+			return r;
+		if (!table_fits(rec->sites_offset, rec->site_count, sizeof(struct plan_site), len))
+			continue;
+		/* The block table's length comes from the sites just read; a sum that
+		 * cannot fit the file is left for validation to refuse. */
+		const struct plan_site *sites = (const void *)(buf + rec->sites_offset);
+		for (uint32_t s = 0; s < rec->site_count && blocks <= len; s++)
+			blocks += plan_site_blocks(sites[s].entry_count > len ? len + 1
+									      : sites[s].entry_count);
+		if (blocks <= len &&
+		    (r = read_table(fd, buf, len, rec->blocks_offset, blocks + 1, sizeof(uint64_t))) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The checksum of the file open at fd, of len bytes, read in chunks. */
+static int hash_file(int fd, uint64_t len, uint64_t *hash)
+{
+	enum { CHUNK = 64 * 1024 };
+	char *chunk = malloc(CHUNK);
+	XXH3_state_t state;
+	int r = 0;
+
+	if (!chunk)
+		return -ENOMEM;
+	XXH3_64bits_reset(&state);
+	for (uint64_t at = CHECKSUM_START; r == 0 && at < len;) {
+		uint64_t n = len - at < CHUNK ? len - at : CHUNK;
+		r = pread_all(fd, chunk, n, at);
+		XXH3_64bits_update(&state, chunk, (size_t)n);
+		at += n;
+	}
+	free(chunk);
+	*hash = XXH3_64bits_digest(&state);
+	return r;
+}
+
+int plan_file_read_tables(int fd, uint64_t len, void **out, char *why, size_t why_len)
+{
+	struct plan_file_header *h;
+	uint64_t hash;
+	char *buf;
+	int r;
+
+	if (len < sizeof(*h))
+		return header_validate((const void *)"", len, why, why_len);
+	if (len > SIZE_MAX / 2)
+		return fail(why, why_len, -EFBIG, "implausibly large (%llu bytes)",
+			    (unsigned long long)len);
+	/* Zero pages until written: the entries' pages are never touched. */
+	buf = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (buf == MAP_FAILED)
+		return fail(why, why_len, -ENOMEM, "cannot map %llu bytes",
+			    (unsigned long long)len);
+	h = (struct plan_file_header *)buf;
+	r = pread_all(fd, h, sizeof(*h), 0);
+	if (r == 0)
+		r = header_validate(h, len, why, why_len);
+	else
+		fail(why, why_len, r, "cannot read: %s", strerror(-r));
+	if (r == 0 && (r = read_tables(fd, buf, len)) < 0)
+		fail(why, why_len, r, "cannot read: %s", r == -EIO ? "the file was cut short" : strerror(-r));
+	if (r == 0 && (r = hash_file(fd, len, &hash)) < 0)
+		fail(why, why_len, r, "cannot read: %s", r == -EIO ? "the file was cut short" : strerror(-r));
+	if (r == 0 && hash != h->checksum)
+		r = fail(why, why_len, -EINVAL, "checksum mismatch (corrupt file)");
+	if (r == 0)
+		r = validate(buf, (size_t)len, why, why_len, NULL, false, true);
+	if (r < 0) {
+		munmap(buf, (size_t)len);
+		return r;
+	}
+	*out = buf;
+	return 0;
+}
+
+void plan_file_unmap(void *buf, uint64_t len)
+{
+	if (buf)
+		munmap(buf, (size_t)len);
+}
+
 uint64_t plan_file_peek_record_id(const char *path)
 {
 	struct plan_file_header h;
+	struct stat st;
 	ssize_t n = -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = file_open_regular(path, &st);
 
 	if (fd >= 0) {
 		n = read(fd, &h, sizeof(h));
@@ -709,17 +864,10 @@ int plan_file_load(const char *path, void **out, size_t *out_len, char *why, siz
 	size_t got = 0;
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = file_open_regular(path, &st);
 	if (fd < 0)
-		return fail(why, why_len, -errno, "%s", strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		r = fail(why, why_len, -errno, "%s", strerror(errno));
-		goto err_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = fail(why, why_len, -EINVAL, "not a regular file");
-		goto err_close;
-	}
+		return fail(why, why_len, fd, "%s",
+			    fd == -EINVAL ? "not a regular file" : strerror(-fd));
 	/* malloc's alignment (16) satisfies the reader's 8-byte requirement. */
 	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!buf) {

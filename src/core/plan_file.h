@@ -31,6 +31,9 @@
 #define PLAN_T_INFINITY	  UINT64_MAX
 /* Offsets are multiples of this, and replay tracks occupancy at this granularity. */
 #define PLAN_GRANULE_BYTES 16
+/* The most frames a call site has: replay unwinds to the plan's depth, into
+ * buffers of this many frames. */
+#define PLAN_MAX_DEPTH 64
 /* The largest alignment a plan may ask for (replay aligns the arena base to it). */
 #define PLAN_MAX_ALIGN_BYTES (1u << 21)
 
@@ -203,6 +206,21 @@ int plan_file_validate_streaming(const void *buf, size_t len, char *why, size_t 
  * is not called. */
 int plan_file_validate_tables(const void *buf, size_t len, char *why, size_t why_len,
 			      const struct plan_file_stream *stream);
+
+/* Reads the plan file open at fd, of len bytes (its size when opened), into a
+ * fresh anonymous mapping of len bytes: the header and every table, leaving the
+ * encoded entries unread (their pages are never touched, so they cost no
+ * memory). The checksum is verified over the whole file, streamed through a
+ * small buffer, and the tables are checked as plan_file_validate_tables does.
+ * Everything is read with pread: a file truncated or rewritten meanwhile gives
+ * an error or a checksum mismatch, never SIGBUS as a file mapping would, and
+ * nothing that was read can change afterwards. Returns 0 with *buf (give it back
+ * with plan_file_unmap), or a negative errno and a one-line reason in why. May
+ * allocate. */
+int plan_file_read_tables(int fd, uint64_t len, void **buf, char *why, size_t why_len);
+
+/* Gives back a buffer from plan_file_read_tables. */
+void plan_file_unmap(void *buf, uint64_t len);
 
 /* The header of a validated buffer. */
 const struct plan_file_header *plan_file_header(const void *buf);

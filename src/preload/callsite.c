@@ -89,6 +89,8 @@ int callsite_init(unsigned depth, const struct callsite_interner *in)
 	const struct module *own;
 	int r;
 
+	if (depth < 1 || depth > CALLSITE_MAX_DEPTH)
+		return -EINVAL;
 	callsite_depth = depth;
 	interner = *in;
 	/* Per-thread caches: no lock inside libunwind on the hot path. */

@@ -19,7 +19,7 @@
 #include "plan_file.h"
 #include "thread_lineage.h"
 
-#define CALLSITE_MAX_DEPTH 64
+#define CALLSITE_MAX_DEPTH PLAN_MAX_DEPTH
 #define CALLSITE_UNKNOWN   UINT32_MAX
 
 /* Where the current allocation call came from, as the exported shim saw it: its
@@ -150,7 +150,9 @@ struct callsite_interner {
 	void *ctx;
 };
 
-/* Sets the depth (1..CALLSITE_MAX_DEPTH) and the interner. Returns 0 or -ENOMEM.
+/* Sets the depth (1..CALLSITE_MAX_DEPTH) and the interner. Returns 0, -EINVAL
+ * for a depth out of range (every buffer here holds CALLSITE_MAX_DEPTH frames),
+ * or -ENOMEM.
  * Call once, with the guard set, before any capture. */
 int callsite_init(unsigned depth, const struct callsite_interner *interner);
 

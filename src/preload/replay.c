@@ -24,12 +24,14 @@
 #include "arena.h"
 #include "callsite.h"
 #include "entry_codec.h"
+#include "file_io.h"
 #include "guard.h"
 #include "init.h"
 #include "json_line.h"
 #include "log.h"
 #include "lone_atomic.h"
 #include "plan_file.h"
+#include "quiet_fd.h"
 #include "real_libc.h"
 #include "uthash_libc.h"
 
@@ -70,9 +72,10 @@ static uint64_t size_class_bits[PLAN_SIZE_CLASSES / 64]; /* the image's */
  * are summed at exit. Only the owner writes a block (relaxed load and store, no
  * read-modify-write); the reader at exit may see a count one short on a thread
  * still running, which is fine for statistics. Every counted call ends as a hit or
- * as one miss, so hits = calls - misses. */
+ * as one miss, and only outcomes are counted: the calls are the hits and misses
+ * together, so the two always add up, even with threads still running. */
 struct replay_counters {
-	_Atomic uint64_t calls, hit_bytes, misses[MISS_COUNT];
+	_Atomic uint64_t hits, hit_bytes, misses[MISS_COUNT];
 	struct replay_counters *next;
 };
 
@@ -150,10 +153,13 @@ static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *fr
 
 struct entry_window;
 
-/* The mapped plan file, and its descriptor for reading entries (read_entry), with
- * where each site's blocks of encoded entries lie (copied from the plan: its
- * mapping is given back). */
+/* The plan's tables, read into memory of memplan's own (plan_file_read_tables:
+ * never a mapping of the file, which a program that truncates or rewrites the
+ * plan while it runs would turn into SIGBUS), and the plan's descriptor for
+ * reading entries (read_entry), with where each site's blocks of encoded
+ * entries lie. */
 static const char *plan_map;
+static uint64_t plan_bytes;
 static int plan_fd = -1;
 static struct stat plan_identity; /* the file as validated */
 static uint64_t entries_file_offset;
@@ -162,61 +168,45 @@ static uint64_t *site_first_block; /* per site */
 static struct entry_window *_Atomic *windows; /* per site, made on first use */
 static pthread_mutex_t windows_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Gives back the pages of the mapped plan from its start up to the end of the
- * region just read: they are read again from the page cache if needed. Not just
- * the region itself: a fault may map a whole large folio of the page cache,
- * reaching back over pages given back before. */
-static void give_back(const void *start, size_t bytes, void *ctx)
-{
-	uintptr_t end = ((uintptr_t)start + bytes) & ~(uintptr_t)4095;
-
-	if (end > (uintptr_t)plan_map)
-		madvise((void *)plan_map, end - (uintptr_t)plan_map, MADV_DONTNEED);
-}
-
-/* Maps and validates the plan file; returns the mapping or NULL after reporting. */
-static const void *map_plan(size_t *len)
+/* Reads and checks the plan's tables; returns them or NULL after reporting. */
+static const void *map_plan(void)
 {
 	const char *path = preload_config.plan_path;
 	char why[256];
 	struct stat st;
-	void *map;
+	void *tables;
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = file_open_regular(path, &st);
 	if (fd < 0) {
-		log_error(path, ": cannot open the plan: ", strerror(errno), "; running on libc",
+		log_error(path, ": cannot open the plan: ",
+			  fd == -EINVAL ? "not a regular file" : strerror(-fd), "; running on libc",
 			  NULL);
 		return NULL;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-		close(fd);
-		log_error(path, ": not a plan file (empty or not a regular file); running on libc",
-			  NULL);
-		return NULL;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED) {
-		close(fd);
-		log_error(path, ": cannot map the plan: ", strerror(errno), NULL);
-		return NULL;
-	}
-	plan_map = map;
 	/* The entries are checked a block at a time as replay reads them (see
 	 * window_refill), so that a big plan is not decoded twice. */
-	const struct plan_file_stream stream = {give_back, NULL, NULL};
-	r = plan_file_validate_tables(map, (size_t)st.st_size, why, sizeof(why), &stream);
+	r = plan_file_read_tables(fd, (uint64_t)st.st_size, &tables, why, sizeof(why));
 	if (r < 0) {
-		munmap(map, (size_t)st.st_size);
-		plan_map = NULL;
 		close(fd);
 		log_error(path, ": ", why, "; running on libc", NULL);
 		return NULL;
 	}
-	plan_fd = fd; /* kept open: entries are read with pread (see read_entry) */
+	plan_fd = quiet_fd(fd); /* kept open: entries are read with pread (read_entry) */
 	plan_identity = st;
-	*len = (size_t)st.st_size;
-	return map;
+	plan_map = tables;
+	plan_bytes = (uint64_t)st.st_size;
+	return tables;
+}
+
+/* Gives back the plan's tables and descriptor. */
+static void unmap_plan(void)
+{
+	plan_file_unmap((void *)plan_map, plan_bytes);
+	plan_map = NULL;
+	if (plan_fd >= 0)
+		close(plan_fd);
+	plan_fd = -1;
 }
 
 /* Sets *found to this process's image: the first whose keys match. False if none
@@ -278,25 +268,20 @@ int replay_start(void)
 {
 	static const struct callsite_interner interner = {intern_site, NULL};
 	const void *plan;
-	size_t len;
 	int r;
 
-	plan = map_plan(&len);
+	plan = map_plan();
 	if (!plan)
 		return -EINVAL;
 	bool same_exe;
 	have_image = find_image(plan, &image, &same_exe);
 	exe_in_plan = have_image || same_exe;
 	if (!have_image) {
-		munmap((void *)plan, len);
-		plan_map = NULL;
-		close(plan_fd);
-		plan_fd = -1;
+		unmap_plan();
 		return 0; /* a process the recording did not see: counted as no_plan */
 	}
 	preload_config.depth = image.record.depth;
 	r = index_image();
-	give_back(plan, len, NULL); /* all of it; what replay reads comes back as used */
 	if (r == 0)
 		r = callsite_init(image.record.depth, &interner);
 	if (r == 0)
@@ -453,15 +438,15 @@ static int plan_descriptor(void)
 
 	if (plan_fd >= 0 && fstat(plan_fd, &st) == 0 && same_file(&st, &plan_identity))
 		return plan_fd;
-	fd = open(preload_config.plan_path, O_RDONLY | O_CLOEXEC);
+	fd = file_open_regular(preload_config.plan_path, &st);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) != 0 || !same_file(&st, &plan_identity)) {
+	if (!same_file(&st, &plan_identity)) {
 		close(fd);
 		return -1;
 	}
-	plan_fd = fd;
-	return fd;
+	plan_fd = quiet_fd(fd);
+	return plan_fd;
 }
 
 /* Reads the block of site that holds occurrence k into the window, under
@@ -603,6 +588,17 @@ static inline bool place_in_arena(const struct entry_place *e)
 	return e->offset_bytes <= arena && e->size_bytes <= arena - e->offset_bytes;
 }
 
+/* Says once per process that the plan has entries replay cannot serve (what),
+ * which a plan memplan wrote and nobody changed never has. They are counted as
+ * plan_unreadable misses. */
+static __attribute__((cold, noinline)) void report_unreadable(const char *what)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+
+	if (!atomic_flag_test_and_set(&said))
+		log_error(preload_config.plan_path, ": ", what, "; those are not served", NULL);
+}
+
 /* The entry for the caller's next occurrence into *e, or false with the miss
  * counted. */
 static inline __attribute__((always_inline)) bool next_entry(size_t size, struct entry_place *e)
@@ -636,8 +632,14 @@ static inline __attribute__((always_inline)) bool next_entry(size_t size, struct
 		miss(MISS_OCCURRENCE_BEYOND);
 		return false;
 	}
-	if ((!window_lookup(w, occurrence, e) && !read_entry(w, occurrence, e)) ||
-	    !place_in_arena(e)) {
+	if (!window_lookup(w, occurrence, e) && !read_entry(w, occurrence, e)) {
+		report_unreadable("entries that cannot be read (the file changed on disk, or "
+				  "a block does not decode)");
+		miss(MISS_PLAN_UNREADABLE);
+		return false;
+	}
+	if (!place_in_arena(e)) {
+		report_unreadable("entries outside its arena (not a plan memplan wrote)");
 		miss(MISS_PLAN_UNREADABLE);
 		return false;
 	}
@@ -650,7 +652,6 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 	struct entry_place e;
 	void *p;
 
-	bump(c, &c->calls, 1);
 	/* As recording does not record such a block (arena_map aligns the arena
 	 * to no more), it takes no occurrence of its site here either. */
 	if (align > PLAN_MAX_ALIGN_BYTES) {
@@ -674,6 +675,7 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 	}
 	if (zero)
 		memset(p, 0, size);
+	bump(c, &c->hits, 1);
 	bump(c, &c->hit_bytes, size);
 	return p;
 }
@@ -761,7 +763,7 @@ static inline __attribute__((always_inline)) void
 express_hit(struct replay_counters *c, struct entry_window *w, uint32_t k, size_t size)
 {
 	atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
-	bump_own(&c->calls, 1);
+	bump_own(&c->hits, 1);
 	bump_own(&c->hit_bytes, size);
 	prefetch_next_block(w, k + 1);
 }
@@ -936,9 +938,10 @@ void replay_consume(size_t size)
 	struct replay_counters *c = counters();
 	struct entry_place e;
 
-	bump(c, &c->calls, 1);
-	if (next_entry(size, &e))
+	if (next_entry(size, &e)) {
+		bump(c, &c->hits, 1);
 		bump(c, &c->hit_bytes, size);
+	}
 }
 
 bool replay_tracks_libc(void)
@@ -972,17 +975,19 @@ void replay_finish(void)
 	if (preload_config.image.fork_ordinal)
 		json_key_u64(&j, "fork", preload_config.image.fork_ordinal);
 	json_key_str(&j, "plan", preload_config.plan_path);
-	json_key_u64(&j, "allocs", total(offsetof(struct replay_counters, calls)));
+	/* Each counter read once: threads may still be counting. */
+	uint64_t hits = total(offsetof(struct replay_counters, hits)), missed = 0;
+	uint64_t misses[MISS_COUNT];
+	for (int i = 0; i < MISS_COUNT; i++)
+		missed += misses[i] = total(offsetof(struct replay_counters, misses[i]));
+	json_key_u64(&j, "allocs", hits + missed);
 	json_key_u64(&j, "planned", have_image ? image.record.entry_count : 0);
 	json_key_bool(&j, "exe_in_plan", exe_in_plan);
-	uint64_t missed = 0;
-	for (int i = 0; i < MISS_COUNT; i++)
-		missed += total(offsetof(struct replay_counters, misses[i]));
-	json_key_u64(&j, "hits", total(offsetof(struct replay_counters, calls)) - missed);
+	json_key_u64(&j, "hits", hits);
 	json_key_u64(&j, "hit_bytes", total(offsetof(struct replay_counters, hit_bytes)));
 	json_key_object(&j, "misses");
 	for (int i = 0; i < MISS_COUNT; i++)
-		json_key_u64(&j, miss_names[i], total(offsetof(struct replay_counters, misses[i])));
+		json_key_u64(&j, miss_names[i], misses[i]);
 	json_end(&j);
 	json_key_u64(&j, "arena_bytes", have_image ? image.record.arena_bytes : 0);
 	json_key_u64(&j, "lower_bound_bytes", have_image ? image.record.lower_bound_bytes : 0);

@@ -58,7 +58,7 @@ printf '\x07' | dd of="$WORK/future.plan" bs=1 seek=8 conv=notrunc status=none
 raw truncated "truncated.plan: truncated" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/truncated.plan"
 raw flipped "flipped.plan: checksum mismatch" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/flipped.plan"
 raw foreign "foreign.plan: not a memplan plan" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/foreign.plan"
-raw empty "empty.plan: not a plan file" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/empty.plan"
+raw empty "empty.plan: empty file, not a plan" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/empty.plan"
 raw future "future.plan: plan format version 7 is newer" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/future.plan"
 raw missing "nowhere.plan: cannot open the plan" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/nowhere.plan"
 
