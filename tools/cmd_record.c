@@ -15,9 +15,11 @@
 #include "atomic_file.h"
 #include "commands.h"
 #include "config.h"
+#include "file_io.h"
 #include "launch.h"
 #include "plan_file.h"
 #include "static_exe.h"
+#include "stats_lines.h"
 
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
@@ -32,6 +34,21 @@ static int usage(const char *why)
 	return why ? 2 : 0;
 }
 
+/* What the command's processes said of their plans (statistics lines). */
+struct outcome {
+	unsigned written, failed;
+};
+
+static void note_outcome(const struct stats_line *line, void *ctx)
+{
+	struct outcome *seen = ctx;
+
+	if (line->has_written && line->written)
+		seen->written++;
+	else if (line->has_written)
+		seen->failed++;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -42,7 +59,7 @@ int cmd_record(int argc, char **argv)
 	    {0},
 	};
 	const char *output = NULL, *depth = NULL, *seconds = NULL;
-	char plan[PATH_MAX], id[32];
+	char plan[PATH_MAX];
 	struct timespec now;
 	int c, r, status;
 
@@ -83,31 +100,47 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "memplan: %s: path too long\n", output);
 		return 1;
 	}
-	r = atomic_file_check_writable(plan);
+	r = file_check_regular_or_absent(plan);
+	if (r == 0)
+		r = atomic_file_check_writable(plan);
 	if (r < 0) {
-		fprintf(stderr, "memplan: %s: cannot write here: %s\n", output, strerror(-r));
+		fprintf(stderr, "memplan: %s: cannot write here: %s\n", output,
+			r == -EINVAL ? "not a regular file" : strerror(-r));
 		return 1;
 	}
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(id, sizeof(id), "%llu",
-		 (unsigned long long)(((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^
-				      ((uint64_t)getpid() << 40)) |
-		     1);
-	setenv("MEMPLAN_MODE", "record", 1);
-	setenv("MEMPLAN_PLAN", plan, 1);
-	setenv("MEMPLAN_RECORD_ID", id, 1);
+	const uint64_t id = (((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^
+			     ((uint64_t)getpid() << 40)) |
+			    1;
+	launch_set_mode("record", plan, id);
 	if (depth)
 		setenv("MEMPLAN_DEPTH", depth, 1);
 	if (seconds)
 		setenv("MEMPLAN_PLAN_SECONDS", seconds, 1);
-	unsetenv("MEMPLAN_STATS");
+	char stats[PATH_MAX];
+	bool temporary;
+	off_t from;
+	if (stats_file_prepare(NULL, stats, sizeof(stats), &from, &temporary) < 0)
+		unsetenv("MEMPLAN_STATS");
 	launch_add_preload();
 
 	status = launch_run(argv + optind);
-	if (plan_file_peek_record_id(plan) == strtoull(id, NULL, 10))
+	struct outcome seen = {0};
+	if (getenv("MEMPLAN_STATS")) {
+		stats_lines_read(stats, 0, note_outcome, &seen);
+		unlink(stats);
+	}
+	if (plan_file_peek_record_id(plan) == id)
 		return status;
-	if (static_exe_command(argv[optind]))
+	if (seen.written)
+		fprintf(stderr,
+			"memplan: %s: replaced by another recording that wrote it later; this "
+			"recording's plan is lost\n",
+			output);
+	else if (seen.failed)
+		; /* each process that failed has said why */
+	else if (static_exe_command(argv[optind]))
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan: %s is statically linked, so "
 			"the preload library cannot see its allocations\n",

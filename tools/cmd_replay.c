@@ -16,6 +16,7 @@
 #include "launch.h"
 #include "plan_file.h"
 #include "static_exe.h"
+#include "stats_lines.h"
 
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
@@ -30,81 +31,35 @@ static int usage(const char *why)
 	return why ? 2 : 0;
 }
 
-/* Exports path, made absolute, under name. */
-static int set_absolute(const char *name, const char *path)
+static void note_exe_in_plan(const struct stats_line *line, void *found)
 {
-	char abs[PATH_MAX];
-
-	if (launch_absolute_path(path, abs, sizeof(abs)) < 0) {
-		fprintf(stderr, "memplan: %s: path too long\n", path);
-		return -1;
-	}
-	setenv(name, abs, 1);
-	return 0;
-}
-
-/* Whether the statistics lines in the regular file path, from byte from on,
- * show processes of which none found its program in the plan (none with
- * "exe_in_plan":true). False if there are no such lines to go by: a program
- * that closed its stderr cannot write to /dev/stderr, say. */
-static bool no_exe_in_plan(const char *path, off_t from)
-{
-	char *line = NULL;
-	size_t cap = 0;
-	bool lines = false, found = false;
-	struct stat st;
-	FILE *f;
-
-	/* Not a pipe or a terminal: reading one would wait for input. */
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fopen(path, "re")))
-		return false;
-	if (fseeko(f, from, SEEK_SET) == 0)
-		while (!found && getline(&line, &cap, f) >= 0) {
-			lines = true;
-			found = strstr(line, "\"exe_in_plan\":true") != NULL;
-		}
-	free(line);
-	fclose(f);
-	return lines && !found;
+	if (line->exe_in_plan)
+		*(bool *)found = true;
 }
 
 /* Runs the command with its statistics going to stats, or to a file of our own
  * if none was asked for, and reads them at the end: if no process found its
  * program in the plan, the plan was recorded from other programs, which no one
  * process can tell (a wrapper such as timeout is in no plan, the program it
- * starts is). Says so once. Returns the command's status. */
+ * starts is). Says so once. Lines are only read from a regular file: a program
+ * that closed its stderr cannot write to /dev/stderr, say, and a pipe would wait.
+ * Returns the command's status. */
 static int run_reading_stats(const char *plan, const char *stats, char **command)
 {
 	char path[PATH_MAX];
-	struct stat st;
-	off_t from = 0;
+	bool temporary, found = false;
+	off_t from;
 	int status;
 
-	if (stats) {
-		if (launch_absolute_path(stats, path, sizeof(path)) < 0) {
-			fprintf(stderr, "memplan: %s: path too long\n", stats);
-			return 1;
-		}
-		if (stat(path, &st) == 0)
-			from = st.st_size;
-	} else {
-		const char *dir = getenv("TMPDIR");
-		int fd = -1;
-		if (snprintf(path, sizeof(path), "%s/memplan-stats.XXXXXX",
-			     dir && *dir ? dir : "/tmp") < (int)sizeof(path))
-			fd = mkstemp(path);
-		if (fd < 0)
-			return launch_run(command); /* no statistics, no check */
-		close(fd);
-	}
-	setenv("MEMPLAN_STATS", path, 1);
+	if (stats_file_prepare(stats, path, sizeof(path), &from, &temporary) < 0)
+		return stats ? 1 : launch_run(command); /* no statistics, no check */
 	status = launch_run(command);
-	if (no_exe_in_plan(path, from))
+	if (stats_lines_read(path, from, note_exe_in_plan, &found) > 0 && !found)
 		fprintf(stderr,
 			"memplan: %s: no process of the command found its program in the plan "
 			"(it was recorded from other programs); they ran on libc\n",
 			plan);
-	if (!stats)
+	if (temporary)
 		unlink(path);
 	return status;
 }
@@ -153,10 +108,14 @@ int cmd_replay(int argc, char **argv)
 		unsetenv("MEMPLAN_MODE");
 		return launch_run(argv + optind);
 	}
+	const uint64_t record_id = plan_file_header(buf)->record_id;
 	free(buf);
-	setenv("MEMPLAN_MODE", "replay", 1);
-	if (set_absolute("MEMPLAN_PLAN", plan) < 0)
+	char abs[PATH_MAX];
+	if (launch_absolute_path(plan, abs, sizeof(abs)) < 0) {
+		fprintf(stderr, "memplan: %s: path too long\n", plan);
 		return 1;
+	}
+	launch_set_mode("replay", abs, record_id);
 	if (prefault)
 		setenv("MEMPLAN_PREFAULT", "1", 1);
 	/* It writes no statistics either, so the check at the end says nothing. */

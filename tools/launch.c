@@ -35,6 +35,16 @@ int launch_add_preload(void)
 	return 0;
 }
 
+void launch_set_mode(const char *mode, const char *plan, uint64_t record_id)
+{
+	char id[21];
+
+	snprintf(id, sizeof(id), "%020llu", (unsigned long long)record_id);
+	setenv("MEMPLAN_MODE", mode, 1);
+	setenv("MEMPLAN_PLAN", plan, 1);
+	setenv("MEMPLAN_RECORD_ID", id, 1);
+}
+
 int launch_absolute_path(const char *path, char *out, size_t cap)
 {
 	char cwd[PATH_MAX];
@@ -46,35 +56,64 @@ int launch_absolute_path(const char *path, char *out, size_t cap)
 	return (size_t)snprintf(out, cap, "%s/%s", cwd, path) < cap ? 0 : -ENAMETOOLONG;
 }
 
+/* The command being waited for, for the signal handler. */
+static volatile pid_t child_pid;
+
+static const int passed_on[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT};
+#define PASSED_ON_COUNT (sizeof(passed_on) / sizeof(passed_on[0]))
+
+static void pass_on(int sig)
+{
+	int saved = errno;
+
+	if (child_pid > 0)
+		kill(child_pid, sig);
+	errno = saved;
+}
+
 int launch_run(char **argv)
 {
-	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	struct sigaction forward = {.sa_handler = pass_on, .sa_flags = SA_RESTART};
+	struct sigaction old[PASSED_ON_COUNT];
+	sigset_t block, before;
 	int status;
 	pid_t pid;
 
-	sigemptyset(&ignore.sa_mask);
-	sigaction(SIGINT, &ignore, &old_int);
-	sigaction(SIGQUIT, &ignore, &old_quit);
+	/* Blocked across fork: a signal before the handler knows the child waits. */
+	sigemptyset(&block);
+	for (size_t i = 0; i < PASSED_ON_COUNT; i++)
+		sigaddset(&block, passed_on[i]);
+	sigprocmask(SIG_BLOCK, &block, &before);
+	sigemptyset(&forward.sa_mask);
+	for (size_t i = 0; i < PASSED_ON_COUNT; i++)
+		sigaction(passed_on[i], NULL, &old[i]);
 	pid = fork();
 	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &before, NULL);
 		fprintf(stderr, "memplan: cannot fork: %s\n", strerror(errno));
 		return 127;
 	}
 	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
+		sigprocmask(SIG_SETMASK, &before, NULL);
 		execvp(argv[0], argv);
 		fprintf(stderr, "memplan: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	child_pid = pid;
+	for (size_t i = 0; i < PASSED_ON_COUNT; i++)
+		if (old[i].sa_handler != SIG_IGN) /* nohup and the like: stays ignored */
+			sigaction(passed_on[i], &forward, NULL);
+	sigprocmask(SIG_SETMASK, &before, NULL);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "memplan: waitpid: %s\n", strerror(errno));
-			return 127;
+			status = 127 << 8;
+			break;
 		}
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
+	child_pid = 0;
+	for (size_t i = 0; i < PASSED_ON_COUNT; i++)
+		sigaction(passed_on[i], &old[i], NULL);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Adds the preload library in front of LD_PRELOAD. Returns 0 or exits 1 after a
  * message if the library cannot be found. */
@@ -13,8 +14,22 @@ int launch_add_preload(void);
  * Returns 0, or -ENAMETOOLONG / a negative errno from getcwd. */
 int launch_absolute_path(const char *path, char *out, size_t cap);
 
+/* Exports the variables that put the preload library in mode ("record" or
+ * "replay") on plan (an absolute path) for the recording record_id. Both modes
+ * set the same variables, their values of the same lengths (the id is written
+ * in 20 digits, the modes have 6 letters, and the statistics file of a run is a
+ * temporary name of fixed length unless the user names one): programs size
+ * their tables by their environment (git's copy of environ grows by 8 bytes a
+ * variable), and a replay whose environment is shaped otherwise than the
+ * recording's would allocate otherwise. */
+void launch_set_mode(const char *mode, const char *plan, uint64_t record_id);
+
 /* Runs argv (searched in PATH) and waits for it. Returns its exit status, or
  * 128 + signal number if a signal ended it, or 127 with a message if it could not
- * be started. SIGINT and SIGQUIT are ignored while waiting, as system() does, so
- * the command sees them first. */
+ * be started. SIGTERM, SIGHUP, SIGINT and SIGQUIT sent to memplan while it waits
+ * are passed on to the command, and memplan waits on for it: the command ends as
+ * the signal makes it end (a recording writes its plan), and memplan's status
+ * says so. (A signal sent to the whole process group, as ^C or timeout send it,
+ * reaches the command twice; the preload library takes the second for the
+ * first.) */
 int launch_run(char **argv);

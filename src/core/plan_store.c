@@ -9,12 +9,38 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "file_io.h"
+
+/* Takes an exclusive flock on fd, trying again with growing pauses until
+ * wait_ms have passed. Returns 0, -ETIMEDOUT, or a negative errno. */
+static int lock_within(int fd, unsigned wait_ms)
+{
+	struct timespec start, now, pause = {0, 1000000}; /* 1 ms, doubling to 64 */
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		uint64_t waited_ms = (uint64_t)(now.tv_sec - start.tv_sec) * 1000 +
+				     (uint64_t)(now.tv_nsec / 1000000) -
+				     (uint64_t)(start.tv_nsec / 1000000);
+		if (waited_ms >= wait_ms)
+			return -ETIMEDOUT;
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 64000000)
+			pause.tv_nsec *= 2;
+	}
+}
 
 /* Locks the directory that holds path: no lock file is left behind. */
-static int lock_directory(const char *path)
+static int lock_directory(const char *path, unsigned wait_ms)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -33,17 +59,16 @@ static int lock_directory(const char *path)
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			int r = -errno;
-			close(fd);
-			return r;
-		}
+	int r = lock_within(fd, wait_ms);
+	if (r < 0) {
+		close(fd);
+		return r;
 	}
 	return fd;
 }
 
-int plan_store_merge(const char *path, uint64_t record_id, const struct plan_image *image)
+int plan_store_merge(const char *path, uint64_t record_id, const struct plan_image *image,
+		     unsigned lock_wait_ms)
 {
 	struct plan_image *images = NULL;
 	uint32_t count = 0, old_count = 0;
@@ -52,7 +77,10 @@ int plan_store_merge(const char *path, uint64_t record_id, const struct plan_ima
 	bool add_new = true;
 	int lock_fd, r;
 
-	lock_fd = lock_directory(path);
+	r = file_check_regular_or_absent(path);
+	if (r < 0)
+		return r;
+	lock_fd = lock_directory(path, lock_wait_ms);
 	if (lock_fd < 0)
 		return lock_fd;
 	/* A missing, foreign or corrupt old file, or one from another recording, is

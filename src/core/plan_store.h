@@ -9,8 +9,17 @@
 
 #include "plan_file.h"
 
+/* How long a process waits for another's merge by default: a merge reads and
+ * writes one plan file, well under a second for the biggest plans measured. */
+#define PLAN_STORE_LOCK_WAIT_MS 10000
+
 /* Merges image into the plan file at path. An image already there with the same
  * executable and arguments is replaced if it came from the same pid (a process
  * that wrote before a failed exec), or else the one with more entries is kept.
- * Returns 0 or a negative errno. May allocate; takes a file lock. */
-int plan_store_merge(const char *path, uint64_t record_id, const struct plan_image *image);
+ * The lock is waited for at most lock_wait_ms milliseconds (a holder may be
+ * stopped, or stuck): then -ETIMEDOUT, and nothing is written. Under the lock
+ * nothing blocks but reading and writing regular files: a plan path that is not
+ * one is refused (-EINVAL) before the lock is taken. Returns 0 or a negative
+ * errno. May allocate. */
+int plan_store_merge(const char *path, uint64_t record_id, const struct plan_image *image,
+		     unsigned lock_wait_ms);

@@ -4,9 +4,18 @@
  * initial-exec TLS: reading it never allocates and never calls __tls_get_addr. */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 
 extern __thread int guard_depth __attribute__((tls_model("initial-exec")));
+
+/* A signal that would end the process (SIGTERM, SIGINT...) and arrived while a
+ * thread was inside memplan, where the plan cannot be written (the tables may
+ * be half updated): its handler only notes it here, and the first thread to
+ * leave memplan's code finishes the plan and raises it again
+ * (guard_run_deferred, init.c). 0: none. */
+extern volatile sig_atomic_t guard_deferred_signal;
+void guard_run_deferred(void);
 
 static inline bool guard_active(void)
 {
@@ -20,5 +29,6 @@ static inline void guard_enter(void)
 
 static inline void guard_leave(void)
 {
-	guard_depth--;
+	if (--guard_depth == 0 && __builtin_expect(guard_deferred_signal != 0, 0))
+		guard_run_deferred();
 }

@@ -20,8 +20,10 @@
 #include "atomic_file.h"
 #include "callsite.h"
 #include "config.h"
+#include "file_io.h"
 #include "guard.h"
 #include "log.h"
+#include "plan_store.h"
 #include "real_libc.h"
 #include "record.h"
 #include "replay.h"
@@ -62,16 +64,47 @@ void preload_finish(bool from_signal)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+volatile sig_atomic_t guard_deferred_signal;
+
+/* Signals raised by what the thread itself just did: returning from their
+ * handler would only do it again. */
+static bool is_synchronous(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+	       sig == SIGTRAP || sig == SIGSYS || sig == SIGABRT;
+}
+
 static void on_fatal_signal(int sig)
 {
 	int saved = errno;
 
 	/* Inside memplan's own code (or libc's allocator under it) on this thread the
-	 * tables may be half-updated: leave no plan rather than a wrong one. */
+	 * tables may be half-updated. A signal sent from outside (kill, ^C) waits
+	 * until the thread leaves that code (guard_leave): an allocation-heavy
+	 * program spends most of its time there. A fault of the thread's own cannot
+	 * wait: no plan rather than a wrong one. */
+	if (guard_active() && !is_synchronous(sig)) {
+		guard_deferred_signal = sig;
+		signal_hook_rearm(sig); /* the same one again waits too */
+		errno = saved;
+		return;
+	}
 	if (!guard_active())
 		preload_finish(true);
 	errno = saved;
 	/* SA_RESETHAND restored the default action; deliver it. */
+	raise(sig);
+}
+
+void guard_run_deferred(void)
+{
+	int sig = guard_deferred_signal;
+
+	guard_deferred_signal = 0;
+	if (!sig)
+		return;
+	preload_finish(true);
+	signal_hook_default(sig);
 	raise(sig);
 }
 
@@ -100,6 +133,7 @@ static void after_fork_child(void)
 {
 	bool own;
 
+	guard_deferred_signal = 0; /* the parent's to act on */
 	image_identity_fork(&preload_config.image, forks_made);
 	forks_made = 0;
 	if (preload_mode_now() == PRELOAD_RECORD) {
@@ -226,6 +260,17 @@ static enum preload_mode read_environment(void)
 		preload_config.max_allocs = v;
 	}
 
+	preload_config.lock_wait_ms = PLAN_STORE_LOCK_WAIT_MS;
+	s = getenv("MEMPLAN_LOCK_SECONDS");
+	if (s && *s) {
+		if (!parse_unsigned(s, 0, 3600, &v)) {
+			log_error("MEMPLAN_LOCK_SECONDS='", s,
+				  "' is not a whole number from 0 to 3600; running on libc", NULL);
+			return PRELOAD_OFF;
+		}
+		preload_config.lock_wait_ms = (unsigned)v * 1000;
+	}
+
 	s = getenv("MEMPLAN_PREFAULT");
 	preload_config.prefault = s && strcmp(s, "1") == 0;
 
@@ -264,14 +309,41 @@ static void read_record_id(void)
 	setenv("MEMPLAN_RECORD_ID", log_u64(buf, preload_config.record_id), 1);
 }
 
+/* What is wrong with an output path that file_open_append refused with err. */
+static const char *output_problem(int err)
+{
+	if (err == -ENXIO)
+		return "a FIFO that no process reads";
+	if (err == -EINVAL)
+		return "not a file, a device or a pipe";
+	return strerror(-err);
+}
+
 static int start_mode(enum preload_mode mode)
 {
 	int r;
 
 	if (image_identity_read(&preload_config.image, callsite_main_module_key()) < 0)
 		log_error("cannot read /proc/self: plans will not match across runs", NULL);
+	/* Report an unwritable statistics file now: at exit stderr may be closed. */
+	if (preload_config.stats_path[0]) {
+		int fd = file_open_append(preload_config.stats_path);
+		if (fd < 0) {
+			log_error(preload_config.stats_path, ": cannot write statistics: ",
+				  output_problem(fd), NULL);
+			preload_config.stats_path[0] = '\0';
+		} else {
+			close(fd);
+		}
+	}
 	if (mode == PRELOAD_RECORD) {
 		read_record_id();
+		r = file_check_regular_or_absent(preload_config.plan_path);
+		if (r == -EINVAL) {
+			log_error(preload_config.plan_path,
+				  ": not a regular file; not recording", NULL);
+			return r;
+		}
 		r = atomic_file_check_writable(preload_config.plan_path);
 		if (r < 0) {
 			log_error(preload_config.plan_path,
@@ -280,18 +352,6 @@ static int start_mode(enum preload_mode mode)
 			return r;
 		}
 		return record_start();
-	}
-	/* Report an unwritable statistics file now: at exit stderr may be closed. */
-	if (preload_config.stats_path[0]) {
-		int fd = open(preload_config.stats_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			      0644);
-		if (fd < 0) {
-			log_error(preload_config.stats_path,
-				  ": cannot write statistics: ", strerror(errno), NULL);
-			preload_config.stats_path[0] = '\0';
-		} else {
-			close(fd);
-		}
 	}
 	return replay_start();
 }

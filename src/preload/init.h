@@ -6,7 +6,9 @@
  * MEMPLAN_DEPTH (record: frames per call site), MEMPLAN_STATS (replay: JSON Lines
  * file), MEMPLAN_PREFAULT=1 (replay: touch the arena up front), MEMPLAN_PLAN_SECONDS
  * (record: planner budget per image), MEMPLAN_MAX_ALLOCS (record: allocations
- * recorded at most), MEMPLAN_RECORD_ID (set for child processes).
+ * recorded at most), MEMPLAN_LOCK_SECONDS (record: how long to wait for another
+ * process's merge into the plan file, 10 by default), MEMPLAN_RECORD_ID (set for
+ * child processes).
  * In secure-execution mode (AT_SECURE) all of it is ignored. */
 #pragma once
 
@@ -26,7 +28,8 @@ struct preload_config {
 	unsigned depth;
 	bool prefault;
 	double plan_seconds;
-	uint64_t max_allocs; /* record: allocations recorded at most */
+	uint64_t max_allocs;	/* record: allocations recorded at most */
+	unsigned lock_wait_ms; /* record: for the plan file's lock */
 	uint64_t record_id;
 	char plan_path[4096];
 	char stats_path[4096];

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file_io.h"
+
 static void put(struct json_line *j, const char *s, size_t n)
 {
 	if (j->len + n >= sizeof(j->buf)) {
@@ -104,11 +106,10 @@ int json_append_line(struct json_line *j, const char *path)
 	if (j->overflow)
 		return -ENOBUFS;
 	put(j, "\n", 1);
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	fd = file_open_append(path);
 	if (fd < 0)
-		return -errno;
-	if (write(fd, j->buf, j->len) != (ssize_t)j->len)
-		r = -EIO;
+		return fd;
+	r = file_write_all(fd, j->buf, j->len, JSON_PIPE_WAIT_MS);
 	close(fd);
 	return r;
 }

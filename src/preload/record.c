@@ -15,7 +15,9 @@
 
 #include "addr_map.h"
 #include "callsite.h"
+#include "file_io.h"
 #include "init.h"
+#include "json_line.h"
 #include "log.h"
 #include "lone_atomic.h"
 #include "plan_store.h"
@@ -286,6 +288,30 @@ static char *build_strings(struct plan_image *image, const char *module_strings,
 	return s;
 }
 
+/* Appends this image's line to the statistics file, if one was asked for: what
+ * it recorded and whether its plan was written (error: the negative errno of a
+ * failure, 0). memplan record reads them to say what happened. */
+static void write_status(uint64_t calls, uint64_t entries, int error)
+{
+	struct json_line j;
+
+	if (!preload_config.stats_path[0])
+		return;
+	json_begin(&j);
+	json_key_str(&j, "exe", preload_config.image.exe_path);
+	json_key_u64(&j, "pid", (uint64_t)getpid());
+	if (preload_config.image.fork_ordinal)
+		json_key_u64(&j, "fork", preload_config.image.fork_ordinal);
+	json_key_str(&j, "plan", preload_config.plan_path);
+	json_key_u64(&j, "allocs", calls);
+	json_key_u64(&j, "planned", entries);
+	json_key_bool(&j, "written", error == 0);
+	if (error)
+		json_key_str(&j, "error", strerror(-error));
+	json_end(&j);
+	json_append_line(&j, preload_config.stats_path); /* a failure was said at start */
+}
+
 int record_finish(bool from_signal)
 {
 	struct planner_options opt = {
@@ -331,10 +357,20 @@ int record_finish(bool from_signal)
 	if (r == 0)
 		r = recording_build(&recording, &image, &opt, &built);
 	if (r == 0)
-		r = plan_store_merge(preload_config.plan_path, preload_config.record_id, &image);
+		r = plan_store_merge(preload_config.plan_path, preload_config.record_id, &image,
+				     preload_config.lock_wait_ms);
 	callsite_unlock();
 	pthread_mutex_unlock(&record_mutex);
-	if (r < 0)
+	write_status(image.record.alloc_calls, image.record.entry_count, r);
+	if (r == -ETIMEDOUT)
+		log_error(preload_config.plan_path,
+			  ": cannot write the plan: another process kept its directory locked "
+			  "past MEMPLAN_LOCK_SECONDS; this process's plan is lost",
+			  NULL);
+	else if (r == -EINVAL && file_check_regular_or_absent(preload_config.plan_path) < 0)
+		log_error(preload_config.plan_path, ": cannot write the plan: not a regular file",
+			  NULL);
+	else if (r < 0)
 		log_error(preload_config.plan_path, ": cannot write the plan: ", strerror(-r),
 			  NULL);
 

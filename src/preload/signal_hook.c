@@ -63,6 +63,21 @@ void signal_hook_install(void (*handler)(int))
 	}
 }
 
+void signal_hook_rearm(int sig)
+{
+	if (is_hooked(sig))
+		real_libc()->sigaction(sig, &hook, NULL);
+}
+
+void signal_hook_default(int sig)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+
+	sigemptyset(&dfl.sa_mask);
+	if (is_hooked(sig))
+		real_libc()->sigaction(sig, &dfl, NULL);
+}
+
 /* The disposition the program would see without memplan: the default. */
 static void report_default(struct sigaction *old)
 {

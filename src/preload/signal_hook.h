@@ -15,3 +15,13 @@
 /* Installs handler (with SA_RESETHAND, so that it runs once) for every such signal
  * that is at its default. Call once, at start-up, before the program runs. */
 void signal_hook_install(void (*handler)(int));
+
+/* Puts the handler back for sig after it ran (SA_RESETHAND took it away), so
+ * that the same signal arriving again is handled again: a signal sent to a
+ * process group reaches the program twice when memplan's CLI passes it on too.
+ * Async-signal-safe. */
+void signal_hook_rearm(int sig);
+
+/* Sets sig to its default action, for raising it once the plan is written.
+ * Async-signal-safe. */
+void signal_hook_default(int sig);

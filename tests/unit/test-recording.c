@@ -478,25 +478,25 @@ int main(void)
 	 * with fewer entries is not; a new recording replaces the file. */
 	CHECK(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/app.plan", dir);
-	CHECK(plan_store_merge(path, 11, &im) == 0);
+	CHECK(plan_store_merge(path, 11, &im, PLAN_STORE_LOCK_WAIT_MS) == 0);
 	struct plan_image other = base_image(input_sites, 8, 101);
 	CHECK(recording_init(&small) == 0);
 	m_small = run_program(&small, 100, 1);
 	CHECK(recording_build(&small, &other, NULL, &built2) == 0);
 	CHECK(other.entries == NULL); /* one lane, no planner: encoded as built */
 	check_built(&other, &m_small);
-	CHECK(plan_store_merge(path, 11, &other) == 0);
+	CHECK(plan_store_merge(path, 11, &other, PLAN_STORE_LOCK_WAIT_MS) == 0);
 	struct plan_image smaller = other;
 	smaller.record.exe_key = 7;
 	smaller.record.pid = 102;
-	CHECK(plan_store_merge(path, 11, &smaller) == 0);
+	CHECK(plan_store_merge(path, 11, &smaller, PLAN_STORE_LOCK_WAIT_MS) == 0);
 	CHECK(plan_file_load(path, &buf, &len, NULL, 0) == 0);
 	CHECK_EQ_U64(plan_file_header(buf)->image_count, 2);
 	struct plan_image first;
 	plan_file_image(buf, 0, &first);
 	CHECK_EQ_U64(first.record.entry_count, m.count);
 	free(buf);
-	CHECK(plan_store_merge(path, 12, &other) == 0);
+	CHECK(plan_store_merge(path, 12, &other, PLAN_STORE_LOCK_WAIT_MS) == 0);
 	CHECK(plan_file_load(path, &buf, &len, NULL, 0) == 0);
 	CHECK_EQ_U64(plan_file_header(buf)->image_count, 1);
 	CHECK_EQ_U64(plan_file_header(buf)->record_id, 12);

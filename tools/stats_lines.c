@@ -1,0 +1,243 @@
+/* Reading statistics lines back, see stats_lines.h. A small parser for the flat
+ * objects json_line.c writes: strings, numbers, booleans, and one level of
+ * nested object (the misses by reason). */
+#define _GNU_SOURCE
+#include "stats_lines.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launch.h"
+
+struct cursor {
+	const char *p;
+	bool bad;
+};
+
+static void skip_space(struct cursor *c)
+{
+	while (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')
+		c->p++;
+}
+
+static bool take(struct cursor *c, char ch)
+{
+	skip_space(c);
+	if (*c->p != ch)
+		return false;
+	c->p++;
+	return true;
+}
+
+/* A JSON string into out (cut to cap - 1 bytes; \u escapes beyond ASCII become
+ * '?'). */
+static void string(struct cursor *c, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (!take(c, '"')) {
+		c->bad = true;
+		return;
+	}
+	while (*c->p && *c->p != '"') {
+		char ch = *c->p++;
+		if (ch == '\\') {
+			ch = *c->p++;
+			switch (ch) {
+			case 'n':
+				ch = '\n';
+				break;
+			case 't':
+				ch = '\t';
+				break;
+			case 'r':
+				ch = '\r';
+				break;
+			case 'b':
+				ch = '\b';
+				break;
+			case 'f':
+				ch = '\f';
+				break;
+			case 'u': {
+				char hex[5] = {0};
+				for (int i = 0; i < 4 && *c->p; i++)
+					hex[i] = *c->p++;
+				unsigned long v = strtoul(hex, NULL, 16);
+				ch = v < 0x80 ? (char)v : '?';
+				break;
+			}
+			case '\0':
+				c->bad = true;
+				return;
+			default: /* \" \\ \/ */
+				break;
+			}
+		}
+		if (n + 1 < cap)
+			out[n++] = ch;
+	}
+	if (cap)
+		out[n] = '\0';
+	if (!take(c, '"'))
+		c->bad = true;
+}
+
+/* One value for key (prefix.key inside a nested object). */
+static void value(struct cursor *c, const char *prefix, const char *key, struct stats_line *out);
+
+static void object(struct cursor *c, const char *prefix, struct stats_line *out)
+{
+	char key[64];
+
+	if (!take(c, '{')) {
+		c->bad = true;
+		return;
+	}
+	if (take(c, '}'))
+		return;
+	do {
+		string(c, key, sizeof(key));
+		if (c->bad || !take(c, ':')) {
+			c->bad = true;
+			return;
+		}
+		value(c, prefix, key, out);
+	} while (!c->bad && take(c, ','));
+	if (!take(c, '}'))
+		c->bad = true;
+}
+
+static void number(struct cursor *c, const char *prefix, const char *key, struct stats_line *out)
+{
+	char *end;
+	unsigned long long v = strtoull(c->p, &end, 10);
+
+	if (end == c->p) {
+		c->bad = true;
+		return;
+	}
+	c->p = end;
+	if (prefix && !strcmp(prefix, "misses")) {
+		if (out->miss_count < STATS_MISS_KINDS) {
+			snprintf(out->miss_name[out->miss_count], sizeof(out->miss_name[0]), "%s",
+				 key);
+			out->miss[out->miss_count++] = v;
+		}
+		return;
+	}
+	if (prefix)
+		return;
+	if (!strcmp(key, "pid"))
+		out->pid = v;
+	else if (!strcmp(key, "allocs"))
+		out->allocs = v;
+	else if (!strcmp(key, "planned"))
+		out->planned = v;
+	else if (!strcmp(key, "hits"))
+		out->hits = v;
+	else if (!strcmp(key, "hit_bytes"))
+		out->hit_bytes = v;
+	else if (!strcmp(key, "arena_bytes"))
+		out->arena_bytes = v;
+}
+
+static void value(struct cursor *c, const char *prefix, const char *key, struct stats_line *out)
+{
+	char ignored[8];
+
+	skip_space(c);
+	if (*c->p == '{') {
+		object(c, key, out);
+	} else if (*c->p == '"') {
+		if (prefix)
+			string(c, ignored, sizeof(ignored));
+		else if (!strcmp(key, "exe"))
+			string(c, out->exe, sizeof(out->exe));
+		else if (!strcmp(key, "error"))
+			string(c, out->error, sizeof(out->error));
+		else if (!strcmp(key, "match"))
+			string(c, out->match, sizeof(out->match));
+		else
+			string(c, ignored, sizeof(ignored));
+	} else if (!strncmp(c->p, "true", 4) || !strncmp(c->p, "false", 5)) {
+		bool v = *c->p == 't';
+		c->p += v ? 4 : 5;
+		if (!prefix && !strcmp(key, "exe_in_plan"))
+			out->exe_in_plan = v;
+		if (!prefix && !strcmp(key, "written")) {
+			out->has_written = true;
+			out->written = v;
+		}
+	} else {
+		number(c, prefix, key, out);
+	}
+}
+
+bool stats_line_parse(const char *text, struct stats_line *out)
+{
+	struct cursor c = {text, false};
+
+	memset(out, 0, sizeof(*out));
+	object(&c, NULL, out);
+	skip_space(&c);
+	return !c.bad && !*c.p;
+}
+
+int stats_lines_read(const char *path, off_t from,
+		     void (*each)(const struct stats_line *line, void *ctx), void *ctx)
+{
+	struct stats_line *line = malloc(sizeof(*line));
+	char *text = NULL;
+	size_t cap = 0;
+	struct stat st;
+	int count = 0;
+	FILE *f;
+
+	if (!line || stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fopen(path, "re"))) {
+		free(line);
+		return -1;
+	}
+	if (fseeko(f, from, SEEK_SET) == 0)
+		while (getline(&text, &cap, f) >= 0)
+			if (stats_line_parse(text, line)) {
+				each(line, ctx);
+				count++;
+			}
+	free(text);
+	free(line);
+	fclose(f);
+	return count;
+}
+
+int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *from,
+		       bool *temporary)
+{
+	struct stat st;
+
+	*from = 0;
+	*temporary = false;
+	if (user_path) {
+		if (launch_absolute_path(user_path, path, cap) < 0) {
+			fprintf(stderr, "memplan: %s: path too long\n", user_path);
+			return -1;
+		}
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			*from = st.st_size;
+	} else {
+		const char *dir = getenv("TMPDIR");
+		int fd = -1;
+		if ((size_t)snprintf(path, cap, "%s/memplan-stats.XXXXXX",
+				     dir && *dir ? dir : "/tmp") < cap)
+			fd = mkstemp(path);
+		if (fd < 0)
+			return -1;
+		close(fd);
+		*temporary = true;
+	}
+	setenv("MEMPLAN_STATS", path, 1);
+	return 0;
+}

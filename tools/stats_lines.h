@@ -1,0 +1,42 @@
+/* The statistics lines that the preload library appends at exit, one JSON
+ * object per process image (MEMPLAN_STATS), read back by memplan record and
+ * replay to say what the command's processes did. Only the keys memplan writes
+ * are understood; a line that is not such an object is skipped. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define STATS_MISS_KINDS 16
+
+struct stats_line {
+	char exe[1024];
+	uint64_t pid;
+	uint64_t allocs, planned, hits, hit_bytes, arena_bytes;
+	bool exe_in_plan;
+	char match[16]; /* replay: how the image was found ("exact", "same_exe"), or "" */
+	bool has_written, written; /* record: whether the plan was written */
+	char error[256];	   /* record: why not */
+	uint32_t miss_count;
+	char miss_name[STATS_MISS_KINDS][24];
+	uint64_t miss[STATS_MISS_KINDS];
+};
+
+/* Calls each(line, ctx) for every statistics line of the file at path from byte
+ * from on. Only a regular file is read (a pipe or a terminal would wait for
+ * input). Returns the number of lines read, or -1 if the file cannot be read. */
+int stats_lines_read(const char *path, off_t from,
+		     void (*each)(const struct stats_line *line, void *ctx), void *ctx);
+
+/* Parses one line into *out. Returns false if it is not a statistics object. */
+bool stats_line_parse(const char *text, struct stats_line *out);
+
+/* Chooses the statistics file for a command memplan runs: the user's (made
+ * absolute) with *from its current size, so that only the lines of this run
+ * are read back; else a fresh temporary file (*temporary set: unlink it after).
+ * Exports it as MEMPLAN_STATS. Returns 0, or -1 after a message if the user's
+ * path is too long, or if no temporary file can be made (then MEMPLAN_STATS is
+ * not set). */
+int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *from,
+		       bool *temporary);
