@@ -3,11 +3,13 @@
 #include "arena.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "guard.h"
+#include "log.h"
 #include "lone_atomic.h"
 
 uintptr_t arena_base;
@@ -316,4 +318,19 @@ size_t arena_retired_block_bytes(const void *p)
 	b1 = arena_end_in(word, g % ARENA_WORD_GRANULES);
 	return block_size(g, b1 >= 0 ? g / ARENA_WORD_GRANULES * ARENA_WORD_GRANULES + (uint64_t)b1
 				     : end_after(r->fine, r->fine_words, g / ARENA_WORD_GRANULES));
+}
+
+void arena_bad_pointer(const char *call, const void *p)
+{
+	static const char hex[] = "0123456789abcdef";
+	char text[2 + 16 + 1] = "0x";
+	uintptr_t v = (uintptr_t)p;
+
+	for (int i = 0; i < 16; i++)
+		text[2 + i] = hex[(v >> (60 - 4 * i)) & 15];
+	text[18] = '\0';
+	log_error(call, "(): invalid pointer ", text,
+		  ": not a live block of the arena (a double free, or a pointer into a block)",
+		  NULL);
+	abort();
 }

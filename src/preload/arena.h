@@ -96,6 +96,12 @@ static inline void *arena_claim(uint64_t offset_bytes, uint64_t size_bytes);
  * a live block (a double or wild free: ignored). Thread-safe. */
 static inline bool arena_release(const void *p);
 
+/* What a free or realloc of an arena address that is no live block's start
+ * means: a double free, or a pointer into a block. glibc aborts on such a
+ * pointer of its own; so does this, with a line naming call (free, realloc)
+ * and p. */
+void arena_bad_pointer(const char *call, const void *p) __attribute__((noreturn, cold));
+
 /* The size of the live block that starts at p (its planned size, in whole
  * granules), or 0 if p is not the start of a live block. Thread-safe. */
 size_t arena_block_bytes(const void *p);

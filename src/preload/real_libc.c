@@ -24,6 +24,7 @@ static void resolve(void)
 {
 	guard_enter();
 	real.malloc_usable_size = dlsym(RTLD_NEXT, "malloc_usable_size");
+	real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
 	real.execve = dlsym(RTLD_NEXT, "execve");
 	real.execvpe = dlsym(RTLD_NEXT, "execvpe");
 	real.fexecve = dlsym(RTLD_NEXT, "fexecve");

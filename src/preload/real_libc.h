@@ -22,6 +22,7 @@ void *__libc_pvalloc(size_t size);
 
 struct real_functions {
 	size_t (*malloc_usable_size)(void *ptr);
+	void *(*aligned_alloc)(size_t align, size_t size);
 	int (*execve)(const char *path, char *const argv[], char *const envp[]);
 	int (*execvpe)(const char *file, char *const argv[], char *const envp[]);
 	int (*fexecve)(int fd, char *const argv[], char *const envp[]);

@@ -63,7 +63,8 @@ void route_free(void *p)
 		return;
 	guard_enter();
 	if (arena_owns(p)) {
-		arena_release(p);
+		if (!arena_release(p))
+			arena_bad_pointer("free", p);
 	} else if (!arena_retired_owns(p)) { /* those are never freed (arena.h) */
 		switch (preload_mode_now()) {
 		case PRELOAD_RECORD:
@@ -95,7 +96,7 @@ static void *realloc_arena(void *p, size_t size, bool nested, bool retired)
 	void *q = NULL;
 
 	if (!planned)
-		return NULL; /* not a live block: a wild pointer; do not touch it */
+		arena_bad_pointer("realloc", p); /* freed already, or inside a block */
 	if (size <= planned) {
 		if (replaying && !retired)
 			replay_consume(size);

@@ -2,6 +2,7 @@
  * straight to libc or to the router. Nothing else lives here. */
 #include <errno.h>
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -58,8 +59,10 @@ MEMPLAN_EXPORT void free(void *p)
 	 * half done must go to libc, not claim in the arena (arena.h, point 5). */
 	if (arena_owns(p)) {
 		guard_enter();
-		arena_release(p);
+		bool released = arena_release(p);
 		guard_leave();
+		if (!released)
+			arena_bad_pointer("free", p);
 	} else if (route_passthrough())
 		route_free_not_arena(p);
 	else
@@ -159,10 +162,11 @@ MEMPLAN_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 
 MEMPLAN_EXPORT void *aligned_alloc(size_t align, size_t size)
 {
-	if (!is_power_of_two(align)) {
-		errno = EINVAL;
-		return NULL;
-	}
+	/* What libc makes of an alignment that is no power of two depends on its
+	 * version (glibc up to 2.37 takes it as memalign does, later ones refuse
+	 * it): such a request is libc's to answer, and not planned. */
+	if (!is_power_of_two(align))
+		return real_libc()->aligned_alloc(align, size);
 	return ALIGNED(align, size);
 }
 
