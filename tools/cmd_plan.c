@@ -91,6 +91,7 @@ static int plan_file_main(const struct plan_args *a)
 {
 	struct planner_options opt = {.time_limit_s = a->time_limit_s, .threads = a->threads};
 	struct plan_entry **replanned = NULL, **decoded = NULL;
+	struct plan_chunk **chunks = NULL;
 	struct plan_image *images = NULL;
 	char why[256];
 	void *buf;
@@ -110,7 +111,8 @@ static int plan_file_main(const struct plan_args *a)
 	images = calloc(n ? n : 1, sizeof(*images));
 	replanned = calloc(n ? n : 1, sizeof(*replanned));
 	decoded = calloc(n ? n : 1, sizeof(*decoded));
-	if (!images || !replanned || !decoded) {
+	chunks = calloc(n ? n : 1, sizeof(*chunks));
+	if (!images || !replanned || !decoded || !chunks) {
 		fprintf(stderr, "memplan: out of memory\n");
 		goto out;
 	}
@@ -123,7 +125,7 @@ static int plan_file_main(const struct plan_args *a)
 			goto out;
 		}
 		im->entries = decoded[i];
-		r = plan_builder_replan(im, &opt, &replanned[i]);
+		r = plan_builder_replan(im, &opt, &replanned[i], &chunks[i]);
 		if (r < 0) {
 			fprintf(stderr, "memplan: %s: image %u: cannot re-plan: %s\n", a->plan_path,
 				i, strerror(-r));
@@ -148,10 +150,12 @@ static int plan_file_main(const struct plan_args *a)
 	}
 	status = 0;
 out:
-	for (uint32_t i = 0; replanned && decoded && i < n; i++) {
+	for (uint32_t i = 0; replanned && decoded && chunks && i < n; i++) {
 		free(replanned[i]);
 		free(decoded[i]);
+		free(chunks[i]);
 	}
+	free(chunks);
 	free(replanned);
 	free(decoded);
 	free(images);

@@ -73,41 +73,79 @@ static double ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 1.0;
 }
 
+/* The allocations an image's plan accounts for: its exact entries (in-place
+ * reallocs among them) and those folded into pools. */
+static uint64_t image_allocations(const struct plan_image_record *r)
+{
+	return r->entry_count + r->folded_count;
+}
+
+/* The slots and bytes of a site's pools (all the image's, for UINT32_MAX). */
+static void pool_totals(const struct plan_image *im, uint32_t site, uint64_t *slots,
+			uint64_t *bytes)
+{
+	*slots = *bytes = 0;
+	for (uint32_t k = 0; k < im->record.pool_count; k++) {
+		const struct plan_pool *p = &im->pools[k];
+		if (site != UINT32_MAX && p->site != site)
+			continue;
+		*slots += p->slot_count;
+		*bytes += p->slot_count * p->slot_bytes;
+	}
+}
+
 static void print_image_text(FILE *out, struct symbolizer *sym, const struct plan_image *im,
 			     const struct site_summary *sums, unsigned top, uint64_t peak_bytes)
 {
 	const struct plan_image_record *r = &im->record;
+	uint64_t slots, pool_bytes;
 
 	fprintf(out, "image: %s (pid %u%s)\n", im->strings + r->exe_path_offset, r->pid,
 		r->flags & PLAN_IMAGE_FORKED ? ", forked without exec" : "");
 	fprintf(out, "  command:      ");
 	print_args(out, im, false);
-	fprintf(out, "\n  allocations:  %" PRIu64 " planned of %" PRIu64 " calls\n", r->entry_count,
-		r->alloc_calls);
+	fprintf(out,
+		"\n  allocations:  %" PRIu64 " recorded of %" PRIu64 " calls: %" PRIu64
+		" exact, %" PRIu64 " folded into pools\n",
+		image_allocations(r), r->alloc_calls, r->entry_count, r->folded_count);
 	fprintf(out, "  call sites:   %u (depth %u)\n", r->site_count, r->depth);
 	fprintf(out, "  arena:        %" PRIu64 " bytes\n", r->arena_bytes);
 	fprintf(out,
 		"  lower bound:  %" PRIu64 " bytes (most bytes live at once; arena is %.4fx)\n",
 		r->lower_bound_bytes, ratio(r->arena_bytes, r->lower_bound_bytes));
+	fprintf(out, "  peak:         %" PRIu64 " bytes requested live at once\n",
+		r->requested_peak_bytes);
+	pool_totals(im, UINT32_MAX, &slots, &pool_bytes);
+	fprintf(out,
+		"  steady state: %u pools of %" PRIu64 " slots, %" PRIu64
+		" bytes (%.1f%% of the arena); exact entries in the rest\n",
+		r->pool_count, slots, pool_bytes, 100.0 * ratio(pool_bytes, r->arena_bytes));
 	if (r->flags & PLAN_IMAGE_THREAD_REGIONS)
 		fprintf(out, "  threads:      each in a region of the arena of its own\n");
 	if (!r->site_count)
 		return;
 	fprintf(out, "  top call sites by bytes live at the peak (%" PRIu64 " requested bytes):\n",
 		peak_bytes);
-	fprintf(out, "    %14s %8s %10s  %s\n", "bytes@peak", "blocks", "allocs", "site");
+	fprintf(out, "    %14s %8s %10s %-14s %s\n", "bytes@peak", "blocks", "allocs", "planned",
+		"site");
 	for (unsigned i = 0; i < top && i < r->site_count; i++) {
 		const struct site_summary *s = &sums[i];
 		const struct plan_site *site = &im->sites[s->site];
-		fprintf(out, "    %14" PRIu64 " %8" PRIu64 " %10" PRIu64 "  ", s->bytes_at_peak,
-			s->blocks_at_peak, s->allocations);
+		char kind[32];
+		pool_totals(im, s->site, &slots, &pool_bytes);
+		if (site->pool_count)
+			snprintf(kind, sizeof(kind), "steady %" PRIu64, slots);
+		else
+			snprintf(kind, sizeof(kind), "exact");
+		fprintf(out, "    %14" PRIu64 " %8" PRIu64 " %10" PRIu64 " %-14s ", s->bytes_at_peak,
+			s->blocks_at_peak, s->allocations, kind);
 		for (uint32_t f = 0; f < site->frame_count; f++) {
 			char name[512];
 			symbolizer_frame(sym, im, &im->frames[site->first_frame + f], name,
 					 sizeof(name));
 			fprintf(out, "%s%s\n", f ? "    " : "", name);
 			if (f + 1 < site->frame_count)
-				fprintf(out, "    %14s %8s %10s  ", "", "", "");
+				fprintf(out, "    %14s %8s %10s %-14s ", "", "", "", "");
 		}
 		if (!site->frame_count)
 			fputc('\n', out);
@@ -123,25 +161,44 @@ static void print_image_json(FILE *out, struct symbolizer *sym, const struct pla
 	json_string(out, im->strings + r->exe_path_offset, r->exe_path_bytes);
 	fprintf(out, ",\"args\":");
 	print_args(out, im, true);
+	uint64_t slots, pool_bytes;
+	pool_totals(im, UINT32_MAX, &slots, &pool_bytes);
 	fprintf(out,
 		",\"pid\":%u,\"depth\":%u,\"allocations\":%" PRIu64 ",\"alloc_calls\":%" PRIu64
+		",\"exact_entries\":%" PRIu64 ",\"folded\":%" PRIu64 ",\"pools\":%u"
+		",\"pool_slots\":%" PRIu64 ",\"pool_bytes\":%" PRIu64
 		",\"arena_bytes\":%" PRIu64 ",\"lower_bound_bytes\":%" PRIu64
+		",\"requested_peak_bytes\":%" PRIu64
 		",\"sites\":%u,\"thread_regions\":%s,\"forked\":%s,\"peak_time\":%" PRIu64
 		",\"exe_key\":\"%016" PRIx64 "\",\"args_key\":\"%016" PRIx64 "\",\"top_sites\":[",
-		r->pid, r->depth, r->entry_count, r->alloc_calls, r->arena_bytes,
-		r->lower_bound_bytes, r->site_count,
+		r->pid, r->depth, image_allocations(r), r->alloc_calls, r->entry_count,
+		r->folded_count, r->pool_count, slots, pool_bytes, r->arena_bytes,
+		r->lower_bound_bytes, r->requested_peak_bytes, r->site_count,
 		r->flags & PLAN_IMAGE_THREAD_REGIONS ? "true" : "false",
 		r->flags & PLAN_IMAGE_FORKED ? "true" : "false", t_peak, r->exe_key,
 		r->args_key);
 	for (unsigned i = 0; i < top && i < r->site_count; i++) {
 		const struct site_summary *s = &sums[i];
 		const struct plan_site *site = &im->sites[s->site];
+		pool_totals(im, s->site, &slots, &pool_bytes);
 		fprintf(out,
 			"%s{\"site\":%u,\"key\":\"%016" PRIx64 "\",\"bytes_at_peak\":%" PRIu64
 			",\"blocks_at_peak\":%" PRIu64 ",\"allocations\":%" PRIu64
-			",\"total_bytes\":%" PRIu64 ",\"frames\":[",
+			",\"total_bytes\":%" PRIu64 ",\"kind\":\"%s\",\"entries\":%" PRIu64
+			",\"slots\":%" PRIu64 ",\"pool_bytes\":%" PRIu64 ",",
 			i ? "," : "", s->site, site->key, s->bytes_at_peak, s->blocks_at_peak,
-			s->allocations, s->total_bytes);
+			s->allocations, s->total_bytes, site->pool_count ? "steady" : "exact",
+			site->entry_count, slots, pool_bytes);
+		fprintf(out, "\"pools\":[");
+		for (uint32_t k = 0; k < site->pool_count; k++) {
+			const struct plan_pool *p = &im->pools[site->first_pool + k];
+			fprintf(out,
+				"%s{\"slot_bytes\":%" PRIu64 ",\"slots\":%u,\"chunks\":%u"
+				",\"max_live\":%u,\"allocs\":%" PRIu64 "}",
+				k ? "," : "", p->slot_bytes, p->slot_count, p->chunk_count,
+				p->max_live, p->allocs);
+		}
+		fprintf(out, "],\"frames\":[");
 		for (uint32_t f = 0; f < site->frame_count; f++) {
 			char name[512];
 			symbolizer_frame(sym, im, &im->frames[site->first_frame + f], name,
@@ -214,7 +271,7 @@ int cmd_show(int argc, char **argv)
 	for (uint32_t i = 0; i < h->image_count; i++) {
 		struct plan_image im;
 		plan_file_image(buf, i, &im);
-		allocations += im.record.entry_count;
+		allocations += image_allocations(&im.record);
 		arena += im.record.arena_bytes;
 		lower += im.record.lower_bound_bytes;
 		sites += im.record.site_count;

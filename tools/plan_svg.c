@@ -261,6 +261,26 @@ static void emit_level(FILE *out, double bytes, double y_top, const char *what, 
 		PLOT_X + GRID_W - 4, label_below ? y + 13 : y - 4, what, size);
 }
 
+/* Outlines each chunk of pool slots (the steady state's regions) from its start
+ * to the end of the time axis, dashed. */
+static void emit_pools(FILE *out, const struct plan_image *im, double t_max, double y_top)
+{
+	for (uint32_t k = 0; k < im->record.chunk_count; k++) {
+		const struct plan_chunk *c = &im->chunks[k];
+		double bytes = (double)im->pools[c->pool].slot_bytes * c->slot_count;
+		double x0 = PLOT_X + c->t_start / t_max * GRID_W;
+		double y0 = PLOT_Y + GRID_H - ((double)c->offset_bytes + bytes) / y_top * GRID_H;
+		double h = bytes / y_top * GRID_H;
+		if (x0 >= PLOT_X + GRID_W || y0 >= PLOT_Y + GRID_H)
+			continue;
+		fprintf(out,
+			"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			"fill=\"none\" stroke=\"#222\" stroke-width=\"0.8\" "
+			"stroke-dasharray=\"3 2\"/>\n",
+			x0, y0 < PLOT_Y ? PLOT_Y : y0, PLOT_X + GRID_W - x0, h < 0.5 ? 0.5 : h);
+	}
+}
+
 int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sym)
 {
 	const struct plan_image_record *r = &im->record;
@@ -290,6 +310,9 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 		if (e->t_end != PLAN_T_INFINITY && (double)e->t_end > t_max)
 			t_max = (double)e->t_end;
 	}
+	for (uint32_t k = 0; k < r->chunk_count; k++)
+		if (im->chunks[k].t_start + 1.0 > t_max)
+			t_max = im->chunks[k].t_start + 1.0;
 	double y_top =
 	    (double)(r->arena_bytes > r->lower_bound_bytes ? r->arena_bytes : r->lower_bound_bytes);
 	y_top = y_top > 0 ? y_top * 1.06 : 1;
@@ -307,6 +330,20 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 		    e->offset_bytes / y_top * GRID_H,
 		    ((double)e->offset_bytes + (double)e->size_bytes) / y_top * GRID_H, GRID_H, ys);
 		int cls = e->site < r->site_count ? site_class[e->site] : 0;
+		for (int a = 0; a < nx; a++)
+			for (int b = 0; b < ny; b++)
+				add_rect(diff, cls, &xs[a], &ys[b]);
+	}
+	/* The pools' slots are held from their chunk's start on, used or not. */
+	for (uint32_t k = 0; k < r->chunk_count; k++) {
+		const struct plan_chunk *c = &im->chunks[k];
+		const struct plan_pool *p = &im->pools[c->pool];
+		struct span xs[3], ys[3];
+		double bytes = (double)p->slot_bytes * c->slot_count;
+		int nx = split_span(c->t_start / t_max * GRID_W, GRID_W, GRID_W, xs);
+		int ny = split_span(c->offset_bytes / y_top * GRID_H,
+				    ((double)c->offset_bytes + bytes) / y_top * GRID_H, GRID_H, ys);
+		int cls = p->site < r->site_count ? site_class[p->site] : 0;
 		for (int a = 0; a < nx; a++)
 			for (int b = 0; b < ny; b++)
 				add_rect(diff, cls, &xs[a], &ys[b]);
@@ -370,12 +407,14 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 	format_bytes(b, sizeof(b), (double)r->lower_bound_bytes);
 	fprintf(out,
 		" (pid %u)</text>\n<text x=\"%d\" y=\"38\" fill=\"#444\">%" PRIu64
-		" blocks from %u call sites; arena %s, lower bound %s (%.3f×)</text>\n",
-		r->pid, PLOT_X, r->entry_count, r->site_count, a, b,
+		" exact blocks, %u pools, from %u call sites; arena %s, lower bound %s "
+		"(%.3f×)</text>\n",
+		r->pid, PLOT_X, r->entry_count, r->pool_count, r->site_count, a, b,
 		r->lower_bound_bytes ? (double)r->arena_bytes / (double)r->lower_bound_bytes : 1.0);
 
 	emit_cells(out, code);
 	emit_axes(out, t_max, y_top);
+	emit_pools(out, im, t_max, y_top);
 	emit_level(out, (double)r->arena_bytes, y_top, "arena",
 		   "stroke=\"#000\" stroke-width=\"1.5\"", false);
 	emit_level(out, (double)r->lower_bound_bytes, y_top, "lower bound",
@@ -422,7 +461,8 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 	}
 	fprintf(out,
 		"<text x=\"%d\" y=\"%d\" fill=\"#444\">Each cell shows the call site "
-		"covering most of it; its shade, how full it is (a quarter to all).</text>\n",
+		"covering most of it; its shade, how full it is (a quarter to all). Dashed: "
+		"pool slots of a steady state, held from then on.</text>\n",
 		PLOT_X, ly);
 	fprintf(out, "</svg>\n");
 	err = ferror(out) ? -EIO : 0;

@@ -256,10 +256,12 @@ out:
 }
 
 int plan_builder_replan(struct plan_image *image, const struct planner_options *opt,
-			struct plan_entry **entries_out)
+			struct plan_entry **entries_out, struct plan_chunk **chunks_out)
 {
-	uint64_t n = image->record.entry_count;
+	const uint64_t n = image->record.entry_count, p = image->record.chunk_count;
+	const uint64_t lower_bound = image->record.lower_bound_bytes;
 	struct plan_entry *entries;
+	struct plan_chunk *chunks;
 	int r;
 
 	/* An in-place entry must continue a block of its own (not another
@@ -269,20 +271,47 @@ int plan_builder_replan(struct plan_image *image, const struct planner_options *
 		    image->entries[image->entries[i].in_place_of - 1].in_place_of)
 			return -EINVAL;
 
-	entries = malloc((n ? n : 1) * sizeof(*entries));
-	if (!entries)
+	/* Each chunk of a pool is packed as an entry of its site: a block of all its
+	 * slots that lives from its start on. */
+	entries = malloc((n + p ? n + p : 1) * sizeof(*entries));
+	chunks = malloc((p ? p : 1) * sizeof(*chunks));
+	if (!entries || !chunks) {
+		free(entries);
+		free(chunks);
 		return -ENOMEM;
+	}
 	if (n)
 		memcpy(entries, image->entries, n * sizeof(*entries));
+	for (uint64_t k = 0; k < p; k++) {
+		const struct plan_chunk *c = &image->chunks[k];
+		const struct plan_pool *pool = &image->pools[c->pool];
+		chunks[k] = *c;
+		entries[n + k] = (struct plan_entry){
+		    .site = pool->site,
+		    .size_bytes = pool->slot_bytes * c->slot_count,
+		    .offset_bytes = c->offset_bytes,
+		    .t_start = c->t_start,
+		    .t_end = PLAN_T_INFINITY,
+		    .align_bytes = pool->align_bytes,
+		};
+	}
 	if (image->record.flags & PLAN_IMAGE_THREAD_REGIONS)
-		r = plan_regions(entries, n, image->record.site_count, opt, &image->record);
+		r = plan_regions(entries, n + p, image->record.site_count, opt, &image->record);
 	else
-		r = plan_entries(entries, n, opt, &image->record);
+		r = plan_entries(entries, n + p, opt, &image->record);
 	if (r < 0) {
 		free(entries);
+		free(chunks);
 		return r;
 	}
+	for (uint64_t k = 0; k < p; k++)
+		chunks[k].offset_bytes = entries[n + k].offset_bytes;
+	/* The most bytes the recorded run had live at once, folded blocks too: not
+	 * what the entries and pools alone would say. */
+	image->record.lower_bound_bytes = lower_bound;
 	image->entries = entries;
+	image->chunks = chunks;
 	*entries_out = entries;
+	*chunks_out = chunks;
 	return 0;
 }

@@ -19,12 +19,16 @@
  * much (and 1%) above the lower bound: below, there is little for it to save. */
 #define PLANNER_MIN_GAIN_BYTES (UINT64_C(64) << 10)
 
-/* Re-plans image's entries: on success *entries_out is a new malloc'ed copy with new
- * offsets that image now points to, and arena_bytes and lower_bound_bytes are set.
- * opt may be NULL: the event packer only. An image with PLAN_IMAGE_THREAD_REGIONS
- * is re-planned a region at a time: the call sites whose blocks shared bytes in
- * its plan, at any time, transitively, form a region, which therefore lies inside
- * one thread's; each region is packed on its own, after the previous one, so no
- * two threads come to share bytes. Returns 0, -EINVAL, -ENOMEM. May allocate. */
+/* Re-plans image's entries and pools: on success *entries_out and *chunks_out
+ * are new malloc'ed copies with new offsets that image now points to, and
+ * arena_bytes is set (lower_bound_bytes, a fact of the recorded run, stays). A
+ * pool's chunk is packed as a block of all its slots, alive from its start on.
+ * opt may
+ * be NULL: the event packer only. An image with PLAN_IMAGE_THREAD_REGIONS is
+ * re-planned a region at a time: the call sites whose blocks shared bytes in
+ * its plan, at any time, transitively, form a region, which therefore lies
+ * inside one thread's; each region is packed on its own, after the previous
+ * one, so no two threads come to share bytes. Returns 0, -EINVAL, -ENOMEM. May
+ * allocate. */
 int plan_builder_replan(struct plan_image *image, const struct planner_options *opt,
-			struct plan_entry **entries_out);
+			struct plan_entry **entries_out, struct plan_chunk **chunks_out);

@@ -1,4 +1,4 @@
-/* Plan file v2: validation, serialisation, loading. See plan_file.h for the layout.
+/* Plan file v3: validation, serialisation, loading. See plan_file.h for the layout.
  * The validator is the only gate between a hostile file and the replay hot path,
  * so it checks every count, index and offset with overflow-safe arithmetic. */
 #include "plan_file.h"
@@ -68,6 +68,99 @@ static bool is_power_of_two(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
+/* Whether a string starts at offset of the table and ends inside it. */
+static bool string_at(uint32_t offset, const char *strings, uint64_t strings_bytes)
+{
+	return offset < strings_bytes &&
+	       memchr(strings + offset, '\0', (size_t)(strings_bytes - offset)) != NULL;
+}
+
+/* Each site's pools, in site order, sorted by slot size; each pool's chunks, in
+ * pool order, adding up to its slots, inside the arena, every slot aligned:
+ * what replay relies on to serve a slot without further checks. */
+static int pools_validate(const struct plan_image *im, uint32_t index, char *why, size_t why_len)
+{
+	const struct plan_image_record *r = &im->record;
+	uint64_t expected = 0, expected_chunk = 0;
+
+	for (uint32_t s = 0; s < r->site_count; s++) {
+		const struct plan_site *site = &im->sites[s];
+		if (site->first_pool != expected || site->pool_count > r->pool_count - expected)
+			return fail(why, why_len, -EINVAL,
+				    "image %u: site %u pools out of order or bounds", index, s);
+		expected += site->pool_count;
+	}
+	if (expected != r->pool_count)
+		return fail(why, why_len, -EINVAL, "image %u: sites cover %llu of %u pools", index,
+			    (unsigned long long)expected, r->pool_count);
+	for (uint32_t s = 0; s < r->site_count; s++) {
+		const struct plan_site *site = &im->sites[s];
+		for (uint32_t i = site->first_pool; i < site->first_pool + site->pool_count; i++) {
+			const struct plan_pool *p = &im->pools[i];
+			uint64_t align = p->align_bytes, slots = 0;
+			if (p->site != s || !p->slot_bytes || p->slot_bytes % PLAN_GRANULE_BYTES ||
+			    !is_power_of_two(align) || align > PLAN_MAX_ALIGN_BYTES ||
+			    p->slot_bytes % align || p->first_chunk != expected_chunk ||
+			    p->chunk_count > r->chunk_count - expected_chunk)
+				return fail(why, why_len, -EINVAL, "image %u: pool %u is malformed",
+					    index, i);
+			if (i > site->first_pool && p->slot_bytes < im->pools[i - 1].slot_bytes)
+				return fail(why, why_len, -EINVAL,
+					    "image %u: pools of site %u out of order", index, s);
+			for (uint32_t k = p->first_chunk; k < p->first_chunk + p->chunk_count; k++) {
+				const struct plan_chunk *c = &im->chunks[k];
+				if (c->pool != i || !c->slot_count ||
+				    c->offset_bytes % PLAN_GRANULE_BYTES || c->offset_bytes % align)
+					return fail(why, why_len, -EINVAL,
+						    "image %u: chunk %u is malformed", index, k);
+				if (c->offset_bytes > r->arena_bytes ||
+				    p->slot_bytes > (r->arena_bytes - c->offset_bytes) / c->slot_count)
+					return fail(why, why_len, -EINVAL,
+						    "image %u: chunk %u lies outside the arena",
+						    index, k);
+				slots += c->slot_count;
+			}
+			if (slots != p->slot_count)
+				return fail(why, why_len, -EINVAL,
+					    "image %u: pool %u has %llu slots in chunks, not %u",
+					    index, i, (unsigned long long)slots, p->slot_count);
+			expected_chunk += p->chunk_count;
+		}
+	}
+	if (expected_chunk != r->chunk_count)
+		return fail(why, why_len, -EINVAL, "image %u: pools cover %llu of %u chunks", index,
+			    (unsigned long long)expected_chunk, r->chunk_count);
+	return 0;
+}
+
+/* The frames' symbols, if any: each frame's run inside the table, in frame
+ * order, each name a string of the image. */
+static int symbols_validate(const struct plan_image *im, uint32_t index, char *why,
+			    size_t why_len)
+{
+	const struct plan_image_record *r = &im->record;
+
+	if (!r->symbol_count)
+		return 0;
+	if (im->frame_symbols[0] != 0 || im->frame_symbols[r->frame_count] != r->symbol_count)
+		return fail(why, why_len, -EINVAL, "image %u: frame symbols out of bounds", index);
+	for (uint32_t f = 0; f < r->frame_count; f++)
+		if (im->frame_symbols[f] > im->frame_symbols[f + 1])
+			return fail(why, why_len, -EINVAL,
+				    "image %u: frame symbols out of order", index);
+	for (uint32_t k = 0; k < r->symbol_count; k++) {
+		const struct plan_symbol *y = &im->symbols[k];
+		if ((y->function != PLAN_NO_STRING &&
+		     !string_at(y->function, im->strings, r->strings_bytes)) ||
+		    (y->file != PLAN_NO_STRING &&
+		     !string_at(y->file, im->strings, r->strings_bytes)) ||
+		    (y->flags & ~PLAN_SYMBOL_INLINED))
+			return fail(why, why_len, -EINVAL, "image %u: symbol %u is malformed",
+				    index, k);
+	}
+	return 0;
+}
+
 /* Checks one image's tables except its entries and their blocks. */
 static int image_validate_tables(const struct plan_image *im, uint32_t index, char *why,
 				 size_t why_len)
@@ -119,7 +212,10 @@ static int image_validate_tables(const struct plan_image *im, uint32_t index, ch
 		return fail(why, why_len, -EINVAL, "image %u: sites cover %llu of %llu entries",
 			    index, (unsigned long long)expected_entry,
 			    (unsigned long long)r->entry_count);
-	return 0;
+	int err = pools_validate(im, index, why, why_len);
+	if (err == 0)
+		err = symbols_validate(im, index, why, why_len);
+	return err;
 }
 
 static bool has_size_class(const struct plan_image_record *r, uint64_t size)
@@ -213,6 +309,11 @@ void plan_file_image(const void *buf, uint32_t i, struct plan_image *image)
 	image->modules = (const void *)(base + r->modules_offset);
 	image->sites = (const void *)(base + r->sites_offset);
 	image->frames = (const void *)(base + r->frames_offset);
+	image->pools = (const void *)(base + r->pools_offset);
+	image->chunks = (const void *)(base + r->chunks_offset);
+	image->symbols = r->symbol_count ? (const void *)(base + r->symbols_offset) : NULL;
+	image->frame_symbols =
+	    r->symbol_count ? (const void *)(base + r->frame_symbols_offset) : NULL;
 	image->entries = NULL;
 	image->blocks = (const void *)(base + r->blocks_offset);
 	image->encoded_entries = (const void *)(base + r->entries_offset);
@@ -308,6 +409,15 @@ static int tables_validate(const void *buf, size_t len, char *why, size_t why_le
 				len) ||
 		    !table_fits(rec->frames_offset, rec->frame_count, sizeof(struct plan_frame),
 				len) ||
+		    !table_fits(rec->pools_offset, rec->pool_count, sizeof(struct plan_pool),
+				len) ||
+		    !table_fits(rec->chunks_offset, rec->chunk_count, sizeof(struct plan_chunk),
+				len) ||
+		    (rec->symbol_count &&
+		     (!table_fits(rec->symbols_offset, rec->symbol_count,
+				  sizeof(struct plan_symbol), len) ||
+		      !table_fits(rec->frame_symbols_offset, (uint64_t)rec->frame_count + 1,
+				  sizeof(uint32_t), len))) ||
 		    !table_fits(rec->entries_offset, rec->entries_bytes, 1, len) ||
 		    /* Its length needs the sites, checked below; its start, now. */
 		    !table_fits(rec->blocks_offset, 0, sizeof(uint64_t), len))
@@ -544,7 +654,16 @@ static void layout_free(struct layout *l)
 	free(l->pieces);
 }
 
-/* Sets image->record.size_classes from its (decoded) entries. */
+void plan_size_classes_add_pools(uint64_t *classes, const struct plan_pool *pools, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned top = plan_size_class(pools[i].slot_bytes);
+		for (unsigned c = 1; c <= top; c++)
+			classes[c / 64] |= UINT64_C(1) << (c % 64);
+	}
+}
+
+/* Sets image->record.size_classes from its (decoded) entries and its pools. */
 static void list_size_classes(struct plan_image *image)
 {
 	memset(image->record.size_classes, 0, sizeof(image->record.size_classes));
@@ -552,6 +671,8 @@ static void list_size_classes(struct plan_image *image)
 		unsigned c = plan_size_class(image->entries[i].size_bytes);
 		image->record.size_classes[c / 64] |= UINT64_C(1) << (c % 64);
 	}
+	plan_size_classes_add_pools(image->record.size_classes, image->pools,
+				    image->record.pool_count);
 }
 
 /* Encodes an image's decoded entries, site by site, a block at a time, into
@@ -598,7 +719,7 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 	l->records = calloc(image_count ? image_count : 1, sizeof(*l->records));
 	l->blocks = calloc(image_count ? image_count : 1, sizeof(*l->blocks));
 	l->encoded = calloc(image_count ? image_count : 1, sizeof(*l->encoded));
-	l->pieces = calloc(2 + 14 * (size_t)image_count, sizeof(*l->pieces));
+	l->pieces = calloc(2 + 24 * (size_t)image_count, sizeof(*l->pieces));
 	if (!l->records || !l->blocks || !l->encoded || !l->pieces) {
 		layout_free(l);
 		return -ENOMEM;
@@ -646,6 +767,18 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 		    add_table(l, im->sites, rec->site_count * sizeof(struct plan_site));
 		rec->frames_offset =
 		    add_table(l, im->frames, rec->frame_count * sizeof(struct plan_frame));
+		rec->pools_offset =
+		    add_table(l, im->pools, rec->pool_count * sizeof(struct plan_pool));
+		rec->chunks_offset =
+		    add_table(l, im->chunks, rec->chunk_count * sizeof(struct plan_chunk));
+		rec->symbols_offset = rec->frame_symbols_offset = 0;
+		if (rec->symbol_count) {
+			rec->symbols_offset = add_table(
+			    l, im->symbols, rec->symbol_count * sizeof(struct plan_symbol));
+			rec->frame_symbols_offset =
+			    add_table(l, im->frame_symbols,
+				      ((uint64_t)rec->frame_count + 1) * sizeof(uint32_t));
+		}
 		rec->blocks_offset =
 		    add_table(l, blocks, (image_block_count(im) + 1) * sizeof(uint64_t));
 		rec->entries_offset = add_table(l, encoded, rec->entries_bytes);
@@ -755,6 +888,15 @@ static int read_tables(int fd, char *buf, uint64_t len)
 				    sizeof(struct plan_module))) < 0 ||
 		    (r = read_table(fd, buf, len, rec->frames_offset, rec->frame_count,
 				    sizeof(struct plan_frame))) < 0 ||
+		    (r = read_table(fd, buf, len, rec->pools_offset, rec->pool_count,
+				    sizeof(struct plan_pool))) < 0 ||
+		    (r = read_table(fd, buf, len, rec->chunks_offset, rec->chunk_count,
+				    sizeof(struct plan_chunk))) < 0 ||
+		    (rec->symbol_count &&
+		     ((r = read_table(fd, buf, len, rec->symbols_offset, rec->symbol_count,
+				      sizeof(struct plan_symbol))) < 0 ||
+		      (r = read_table(fd, buf, len, rec->frame_symbols_offset,
+				      (uint64_t)rec->frame_count + 1, sizeof(uint32_t))) < 0)) ||
 		    (r = read_table(fd, buf, len, rec->sites_offset, rec->site_count,
 				    sizeof(struct plan_site))) < 0)
 			return r;

@@ -1,20 +1,23 @@
-/* The plan file, version 2: the on-disk format and its zero-copy reader and writer.
+/* The plan file, version 3: the on-disk format and its zero-copy reader and writer.
  *
  * A plan file holds one or more process images. Each image is bound to its
  * executable (exe_key) and arguments (args_key), and holds the modules, the call
- * sites (with their frames, as module + offset, so tools can symbolise them), and
- * the planned entries. All integers are little-endian; every table is 8-byte
- * aligned; a 64-bit XXH3 checksum covers everything after the checksum field.
- * docs/plan-format.md describes the layout for other implementations.
+ * sites (with their frames, as module + offset, so tools can symbolise them, and
+ * the symbols the CLI found for them), and what replay serves: for each site, the
+ * exact entries of its first occurrences, and pools of slots for any number of
+ * further ones (see struct plan_pool). All integers are little-endian; every
+ * table is 8-byte aligned; a 64-bit XXH3 checksum covers everything after the
+ * checksum field. docs/plan-format.md describes the layout for other
+ * implementations.
  *
  * The fixed-size records below are the on-disk layout itself: the reader validates
  * a buffer once and then hands out pointers into it, so a mapped file is used
- * without copying. Entries, millions of them in a big recording, are stored
- * compactly instead (entry_codec.h): in blocks of ENTRY_BLOCK_ENTRIES occurrences of
- * one site, each decodable on its own, found through a table of block offsets.
- * Validation bounds-checks every count, index and offset and decodes every block;
- * a buffer that passes can be indexed and decoded without further checks. It does
- * not check that entries are free of overlaps: replay enforces that at run time. */
+ * without copying. Entries are stored compactly instead (entry_codec.h): in blocks
+ * of PLAN_BLOCK_ENTRIES occurrences of one site, each decodable on its own, found
+ * through a table of block offsets. Validation bounds-checks every count, index
+ * and offset and decodes every block; a buffer that passes can be indexed and
+ * decoded without further checks. It does not check that entries and pools are
+ * free of overlaps: replay enforces that at run time. */
 #pragma once
 
 #include <assert.h>
@@ -26,7 +29,7 @@
 #endif
 
 #define PLAN_FILE_MAGIC	  "MEMPLAN\0"
-#define PLAN_FILE_VERSION 2
+#define PLAN_FILE_VERSION 3
 #define PLAN_BUILD_ID_MAX 32
 #define PLAN_T_INFINITY	  UINT64_MAX
 /* Offsets are multiples of this, and replay tracks occupancy at this granularity. */
@@ -64,34 +67,55 @@ static inline unsigned plan_size_class(uint64_t size)
 	return 257u + (e - 12u) * 4u + (unsigned)((size >> (e - 2)) & 3u);
 }
 
+/* The largest size of class c (plan_size_class), in whole granules: the size
+ * of a pool slot that serves class c. */
+static inline uint64_t plan_class_bytes(unsigned c)
+{
+	if (c <= 256)
+		return (uint64_t)c * 16;
+	unsigned e = 12 + (c - 257) / 4, q = (c - 257) % 4;
+	return (UINT64_C(1) << e) + (uint64_t)(q + 1) * (UINT64_C(1) << (e - 2));
+}
+
 struct plan_image_record {
 	uint64_t exe_key;  /* hash of the executable's build-id, or of its path */
 	uint64_t args_key; /* hash of argv */
 	uint64_t arena_bytes;
-	uint64_t lower_bound_bytes;
-	uint64_t alloc_calls; /* allocation calls seen while recording */
+	uint64_t lower_bound_bytes;    /* the most bytes (in granules) live at once */
+	uint64_t requested_peak_bytes; /* the most bytes requested live at once */
+	uint64_t requested_peak_time;  /* when first (the clock's tick) */
+	uint64_t alloc_calls;	       /* allocation calls seen while recording */
 	uint64_t entry_count;
+	uint64_t folded_count; /* allocations recorded into pools, beyond the entries */
 	uint32_t pid;
 	uint32_t depth; /* call-site depth the sites were recorded with */
 	uint32_t module_count;
 	uint32_t site_count;
 	uint32_t frame_count;
-	uint32_t flags; /* PLAN_IMAGE_* */
+	uint32_t pool_count;
+	uint32_t chunk_count;
+	uint32_t symbol_count; /* 0: the frames are not symbolised */
+	uint32_t flags;	       /* PLAN_IMAGE_* */
 	uint32_t exe_path_offset; /* into strings */
 	uint32_t exe_path_bytes;
 	uint32_t args_offset; /* argv, each argument NUL-terminated */
 	uint32_t args_bytes;
+	uint32_t fork_ordinal; /* PLAN_IMAGE_FORKED: which fork of its parent (from 1) */
 	uint64_t strings_offset; /* the offsets below are from the start of the file */
 	uint64_t strings_bytes;
 	uint64_t modules_offset;
 	uint64_t sites_offset;
 	uint64_t frames_offset;
-	uint64_t entries_offset; /* the encoded entries */
+	uint64_t pools_offset;
+	uint64_t chunks_offset;
+	uint64_t symbols_offset;       /* symbol_count symbols */
+	uint64_t frame_symbols_offset; /* frame_count + 1 symbol indices, if symbol_count */
+	uint64_t entries_offset;       /* the encoded entries */
 	uint64_t entries_bytes;
 	uint64_t blocks_offset; /* block_count + 1 offsets into the encoded entries */
-	uint64_t size_classes[PLAN_SIZE_CLASSES / 64]; /* bit c: an entry of class c */
+	uint64_t size_classes[PLAN_SIZE_CLASSES / 64]; /* bit c: replay may serve class c */
 };
-static_assert(sizeof(struct plan_image_record) == 216, "image record layout");
+static_assert(sizeof(struct plan_image_record) == 288, "image record layout");
 
 /* The recording packed each thread's call sites in a region of the arena of their
  * own (recording.h), so that threads interleaving differently when replayed do not
@@ -119,17 +143,69 @@ struct plan_frame {
 };
 static_assert(sizeof(struct plan_frame) == 16, "frame layout");
 
-/* A site's entries are entries[first_entry + k] for occurrence k. In the file they
- * are blocks plan_site_blocks(entry_count) blocks, numbered on from the previous
- * sites' blocks. */
+/* What the CLI found of a frame's code: its function, and the functions inlined
+ * into it there, innermost first; frame f's symbols are symbols[frame_symbols[f],
+ * frame_symbols[f + 1]). */
+#define PLAN_NO_STRING UINT32_MAX
+struct plan_symbol {
+	uint32_t function; /* demangled name, into strings; PLAN_NO_STRING if unknown */
+	uint32_t file;	   /* source file, into strings; PLAN_NO_STRING if unknown */
+	uint32_t line;	   /* 0 if unknown */
+	uint32_t flags;	   /* PLAN_SYMBOL_* */
+};
+static_assert(sizeof(struct plan_symbol) == 16, "symbol layout");
+/* Inlined: this function's code was inlined into the next symbol's function. */
+#define PLAN_SYMBOL_INLINED 1u
+
+/* A site's entries are entries[first_entry + k] for occurrence k < entry_count,
+ * the exact entries of its first occurrences; in the file they are
+ * plan_site_blocks(entry_count) blocks, numbered on from the previous sites'.
+ * Its pools, pools[first_pool + i], serve the occurrences past those, and any
+ * whose entry does not fit. The counts describe the recording, for reports. */
 struct plan_site {
 	uint64_t key; /* stable hash of the frames */
 	uint64_t first_entry;
 	uint64_t entry_count;
+	uint64_t alloc_count; /* allocations recorded, exact or folded into pools */
+	uint64_t total_bytes; /* requested by them */
+	uint64_t peak_bytes;  /* bytes requested of it live at the image's requested peak */
+	uint32_t peak_blocks; /* its blocks live then */
 	uint32_t first_frame;
 	uint32_t frame_count;
+	uint32_t first_pool;
+	uint32_t pool_count;
+	uint32_t flags; /* 0 */
 };
-static_assert(sizeof(struct plan_site) == 32, "site layout");
+static_assert(sizeof(struct plan_site) == 72, "site layout");
+
+/* Slots for a site's steady state: slot_count slots of slot_bytes each, in one
+ * or more chunks (chunks[first_chunk + i]), any of which may serve any
+ * occurrence of the site whose size and alignment fit and whose entry (if it
+ * has one) could not be served. A site's pools are sorted by slot_bytes, so
+ * that the first that fits is the tightest. The counts describe the recording,
+ * for reports. */
+struct plan_pool {
+	uint32_t site;
+	uint32_t align_bytes; /* every slot is aligned to it */
+	uint64_t slot_bytes;  /* a multiple of the granule and of align_bytes */
+	uint32_t first_chunk;
+	uint32_t chunk_count;
+	uint32_t slot_count; /* in all its chunks */
+	uint32_t max_live;   /* most of the site's blocks in its slots at once, recorded */
+	uint64_t allocs;     /* allocations the recording counted in its slots */
+};
+static_assert(sizeof(struct plan_pool) == 40, "pool layout");
+
+/* A run of a pool's slots: slot_count slots from offset_bytes on. Planned like a
+ * block that lives from t_start on: the recording used them from then on (or
+ * would have, in a longer run). */
+struct plan_chunk {
+	uint64_t offset_bytes;
+	uint64_t t_start;
+	uint32_t pool;
+	uint32_t slot_count;
+};
+static_assert(sizeof(struct plan_chunk) == 24, "chunk layout");
 
 /* A realloc that fits its block's planned size stays in place when replayed. Such an
  * entry takes no space of its own: it names the entry whose block it continues
@@ -168,6 +244,10 @@ struct plan_image {
 	const struct plan_module *modules;
 	const struct plan_site *sites;
 	const struct plan_frame *frames;
+	const struct plan_pool *pools;
+	const struct plan_chunk *chunks;
+	const struct plan_symbol *symbols;     /* NULL if not symbolised */
+	const uint32_t *frame_symbols;	       /* NULL if not symbolised */
 	const struct plan_entry *entries;
 	const uint64_t *blocks;
 	const uint8_t *encoded_entries;
@@ -255,6 +335,10 @@ int plan_file_load(const char *path, void **buf, size_t *len, char *why, size_t 
  * is there belongs to a complete file (which a full load still validates).
  * Does not allocate. */
 uint64_t plan_file_peek_record_id(const char *path);
+
+/* Marks in classes (a size_classes bitmap) every class a slot of pools[0..n)
+ * can serve: those up to its own. */
+void plan_size_classes_add_pools(uint64_t *classes, const struct plan_pool *pools, uint32_t n);
 
 /* The path of module m of image, and the image's argv as one string with NULs. */
 static inline const char *plan_image_module_path(const struct plan_image *image, uint32_t m)

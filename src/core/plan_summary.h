@@ -1,5 +1,7 @@
 /* What a plan says about the program: when memory peaks, and which call sites hold
- * it then. Used by `memplan show` and by the tests. Pure: no global state. */
+ * it then. Used by `memplan show` and by the tests. The recording counted all of
+ * it as the program ran (recording.h), folded allocations too, so a summary
+ * reads the site records alone, never the entries. Pure: no global state. */
 #pragma once
 
 #include <stdint.h>
@@ -17,7 +19,6 @@ struct site_summary {
 /* Fills *out with one malloc'ed summary per site of image, sorted by bytes live at
  * the peak, then by total bytes, then by site index (descending, descending,
  * ascending), and sets *t_peak to the first moment at which the requested bytes
- * live are the most (*peak_bytes). Frees come before allocations at equal times.
- * Returns 0 or -ENOMEM. May allocate. */
+ * live are the most (*peak_bytes). Returns 0 or -ENOMEM. May allocate. */
 int plan_summary_sites(const struct plan_image *image, struct site_summary **out, uint64_t *t_peak,
 		       uint64_t *peak_bytes);

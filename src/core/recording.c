@@ -22,8 +22,8 @@
  * which mremap grows without copying (millions of entries). */
 #define MAPPED_TABLE_BYTES (UINT64_C(1) << 20)
 
-/* Read at random, two to a cache line (cache_aligned.h). */
-_Static_assert(sizeof(struct recording_live) == 32, "a live slot is half a cache line");
+/* Read at random; cache_aligned.h keeps the table on cache lines. */
+_Static_assert(sizeof(struct recording_live) == 40, "a live slot's layout");
 
 static uint64_t granules_of(uint64_t bytes)
 {
@@ -70,9 +70,13 @@ int recording_init(struct recording *rec)
 
 void recording_fini(struct recording *rec)
 {
-	for (uint32_t s = 0; s < rec->site_count; s++)
+	for (uint32_t s = 0; s < rec->site_count; s++) {
 		free_table(rec->sites[s].ended,
 			   rec->sites[s].ended_capacity * sizeof(*rec->sites[s].ended));
+		free(rec->sites[s].bands);
+		free(rec->sites[s].pools);
+		free(rec->sites[s].chunks);
+	}
 	free(rec->sites);
 	free(rec->live);
 	free(rec->in_place);
@@ -185,9 +189,9 @@ static void live_give(struct recording *rec, uint32_t i)
 	rec->live_free = i;
 }
 
-/* What the address map holds for a block: its live slot, lane and range, so that
- * all can be loaded at once when it ends. Never RECORDING_NO_TOKEN: live slots
- * stay below 2^31. */
+/* What the address map holds for a block: its live slot, lane and range (or
+ * pool), so that all can be loaded at once when it ends. Never
+ * RECORDING_NO_TOKEN: live slots stay below 2^31. */
 static uint64_t handle_of(uint32_t i, uint32_t lane, uint32_t range)
 {
 	return (uint64_t)(lane << RANGE_BITS | range) << 32 | i;
@@ -198,30 +202,327 @@ static struct offset_allocator *lane_of_handle(struct recording *rec, uint64_t h
 	return &rec->lanes[h >> (32 + RANGE_BITS)].offsets;
 }
 
+/* The requested bytes and blocks of site s change by the deltas: the image's
+ * requested bytes too, and a new peak is noted. A site notes its bytes as they
+ * were at the last peak the first time it changes after it (peak_gen), so that
+ * at the end each site's bytes at the peak are known without going back. */
+static void note_requested(struct recording *rec, uint32_t s, int64_t bytes, int32_t blocks)
+{
+	struct recording_site *site = &rec->sites[s];
+
+	if (site->peak_gen != rec->peak_gen) {
+		site->peak_requested = site->live_requested;
+		site->peak_blocks = site->live_blocks;
+		site->peak_gen = rec->peak_gen;
+	}
+	site->live_requested += (uint64_t)bytes;
+	site->live_blocks += (uint32_t)blocks;
+	rec->live_requested += (uint64_t)bytes;
+	if (rec->live_requested > rec->peak_requested) {
+		rec->peak_requested = rec->live_requested;
+		rec->peak_time = rec->clock;
+		rec->peak_gen++;
+	}
+	if (site->live_blocks > site->max_live)
+		site->max_live = site->live_blocks;
+}
+
+/* The granule bytes live, for the lower bound, in the image and in a lane. */
+static void note_granules(struct recording *rec, uint32_t lane, int64_t bytes)
+{
+	struct recording_lane *l = &rec->lanes[lane];
+
+	rec->live_bytes += (uint64_t)bytes;
+	if (rec->live_bytes > rec->peak_bytes)
+		rec->peak_bytes = rec->live_bytes;
+	l->live_bytes += (uint64_t)bytes;
+	if (l->live_bytes > l->peak_bytes)
+		l->peak_bytes = l->live_bytes;
+}
+
+/* The band of a block of size bytes (recording.h). */
+static uint32_t band_of(uint64_t size)
+{
+	if (size <= 16)
+		return 0;
+	uint32_t e = 63u - (uint32_t)__builtin_clzll(size - 1); /* 2^e < size <= 2^(e+1) */
+	uint32_t b = 1 + 2 * (e - 4) + (uint32_t)((size - 1) >> (e - 1) & 1);
+	return b < RECORDING_BANDS ? b : RECORDING_BANDS - 1;
+}
+
+/* A block of size bytes of the site starts or ends (delta +1 or -1): the suffix
+ * counts of its band and all smaller ones change. Only while the site is not
+ * folded: the tallies decide its pools when it folds. */
+static void tally(struct recording_site *site, uint64_t size, int delta)
+{
+	uint32_t b = band_of(size);
+
+	if (site->folded)
+		return;
+	if (b >= site->band_count) {
+		struct recording_band *grown = realloc(site->bands, (b + 1) * sizeof(*grown));
+		if (!grown)
+			return; /* the pools may come out too small: misses, later */
+		memset(&grown[site->band_count], 0, (b + 1 - site->band_count) * sizeof(*grown));
+		site->bands = grown;
+		site->band_count = b + 1;
+	}
+	if (delta > 0) {
+		if (size > site->bands[b].max_size)
+			site->bands[b].max_size = size;
+		for (uint32_t j = 0; j <= b; j++)
+			if (++site->bands[j].suffix_live > site->bands[j].suffix_max)
+				site->bands[j].suffix_max = site->bands[j].suffix_live;
+	} else {
+		for (uint32_t j = 0; j <= b; j++)
+			if (site->bands[j].suffix_live)
+				site->bands[j].suffix_live--;
+	}
+}
+
+/* Makes a pool of slots of slot_bytes, aligned to align, for target slots (0:
+ * not known), with no slot yet, for site s. A pool keeps its index (live blocks
+ * name it); the site's order lists them by slot size. Returns its index or
+ * UINT32_MAX (out of memory, or RECORDING_POOLS_MAX pools). */
+static uint32_t pool_make(struct recording *rec, uint32_t s, uint64_t slot_bytes, uint32_t align,
+			  uint32_t target)
+{
+	struct recording_site *site = &rec->sites[s];
+	uint32_t at, index = site->pool_count;
+
+	slot_bytes = (slot_bytes + align - 1) / align * align;
+	if (index >= RECORDING_POOLS_MAX || slot_bytes > (UINT64_C(1) << 40))
+		return UINT32_MAX;
+	if (!site->pools && !(site->pools = calloc(RECORDING_POOLS_MAX, sizeof(*site->pools))))
+		return UINT32_MAX;
+	site->pools[index] = (struct recording_pool){
+	    .slot_bytes = slot_bytes,
+	    .align = align,
+	    .target = target,
+	};
+	for (at = index; at && site->pools[site->order[at - 1]].slot_bytes > slot_bytes; at--)
+		site->order[at] = site->order[at - 1];
+	site->order[at] = (uint8_t)index;
+	site->pool_count++;
+	return index;
+}
+
+/* Reserves slots more slots for pool i of site s, now, in the site's lane.
+ * Returns false if it cannot (out of memory, or RECORDING_CHUNKS_MAX chunks). */
+static bool pool_grow(struct recording *rec, uint32_t s, uint32_t i, uint32_t slots)
+{
+	struct recording_site *site = &rec->sites[s];
+	struct recording_pool *p = &site->pools[i];
+	struct recording_lane *l;
+	uint64_t offset;
+	uint32_t range;
+
+	if (!slots || site->chunk_count >= RECORDING_CHUNKS_MAX ||
+	    slots > (UINT64_C(1) << 40) / p->slot_bytes || p->capacity > UINT32_MAX - slots)
+		return false;
+	if (site->chunk_count == site->chunk_capacity) {
+		uint32_t cap = site->chunk_capacity ? 2 * site->chunk_capacity : 4;
+		struct recording_chunk *grown = realloc(site->chunks, cap * sizeof(*grown));
+		if (!grown)
+			return false;
+		site->chunks = grown;
+		site->chunk_capacity = cap;
+	}
+	lanes_up_to(rec, site->lane);
+	l = &rec->lanes[site->lane];
+	range = offset_allocator_take(&l->offsets, p->slot_bytes * slots, p->align, &offset);
+	if (range == OFFSET_ALLOCATOR_NONE)
+		return false;
+	if (p->align > l->max_align)
+		l->max_align = p->align;
+	site->chunks[site->chunk_count++] =
+	    (struct recording_chunk){.t_start = rec->clock, .pool = i, .slots = slots, .range = range};
+	p->capacity += slots;
+	return true;
+}
+
+/* A pool to be: slots for a band or a group of neighbouring bands. */
+struct band_group {
+	uint64_t slot_bytes; /* its largest block, in whole granules */
+	uint32_t slots;
+};
+
+/* Pools at most for a site's bands at first; more bands are grouped. */
+#define INITIAL_POOLS_MAX 8u
+
+/* Reserves the site's pools, now, from its tallies. A block of a band may take
+ * any slot at least as big (the replay policy: the tightest pool with a slot
+ * free), so a band needs as many slots as the most blocks of it and bigger ones
+ * ever alive at once, less those the bigger bands' slots provide: the
+ * differences of its suffix maxima, which add up to the most blocks the site
+ * ever had alive. Each slot is as big as its band's biggest block; the biggest
+ * slots a quarter bigger still, so that a somewhat longer block fits too; and
+ * each pool gets a quarter more slots. Neighbouring bands are grouped, least
+ * wasteful first, down to INITIAL_POOLS_MAX. reserve: all their slots now
+ * (else they come in chunks as they are needed: pool_for). A site with no
+ * tallies gets its pools as it needs them. */
+static void pools_from_tallies(struct recording *rec, uint32_t s, bool reserve)
+{
+	struct recording_site *site = &rec->sites[s];
+	struct band_group groups[RECORDING_BANDS];
+	uint32_t n = 0;
+
+	for (uint32_t b = 0; b < site->band_count; b++) {
+		const struct recording_band *band = &site->bands[b];
+		uint32_t above = b + 1 < site->band_count ? site->bands[b + 1].suffix_max : 0;
+		if (!band->max_size || band->suffix_max <= above)
+			continue;
+		groups[n++] = (struct band_group){
+		    plan_class_bytes(plan_size_class(band->max_size)), band->suffix_max - above};
+	}
+	while (n > INITIAL_POOLS_MAX) {
+		uint32_t best = 0;
+		uint64_t best_cost = UINT64_MAX;
+		for (uint32_t i = 0; i + 1 < n; i++) {
+			uint64_t waste = groups[i].slots * (groups[i + 1].slot_bytes -
+							    groups[i].slot_bytes);
+			if (waste < best_cost) {
+				best_cost = waste;
+				best = i;
+			}
+		}
+		groups[best + 1].slots += groups[best].slots;
+		memmove(&groups[best], &groups[best + 1], (n - best - 1) * sizeof(groups[0]));
+		n--;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t slot = groups[i].slot_bytes;
+		if (i == n - 1)
+			slot = plan_class_bytes(plan_size_class(slot + slot / 4));
+		uint32_t target = groups[i].slots + (groups[i].slots + 3) / 4;
+		uint32_t p = pool_make(rec, s, slot, site->max_align, target);
+		if (p != UINT32_MAX && reserve)
+			pool_grow(rec, s, p, target);
+	}
+}
+
+/* Folds site s: its occurrences from now on have no entry, only a pool slot. */
+static void fold(struct recording *rec, uint32_t s)
+{
+	struct recording_site *site = &rec->sites[s];
+
+	if (site->folded)
+		return;
+	site->exact = site->count;
+	pools_from_tallies(rec, s, false);
+	site->folded = true;
+	free(site->bands); /* a folded site's pools grow by what they see */
+	site->bands = NULL;
+	site->band_count = 0;
+}
+
+/* Whether the site's next block is folded: it is folded already, or its window
+ * is full, or the image's. */
+static bool folds_now(struct recording *rec, uint32_t s)
+{
+	struct recording_site *site = &rec->sites[s];
+
+	if (!site->folded &&
+	    (site->count >= RECORDING_WINDOW || rec->entry_count >= RECORDING_EXACT_MAX))
+		fold(rec, s);
+	return site->folded;
+}
+
+/* The pool a folded block of size bytes aligned to align takes, as replay would
+ * serve it: the tightest that fits it and has a slot free. If none has, a slot
+ * is reserved now in the tightest that fits: half its target at a time, or
+ * half what it has, at least 4. If none fits, a pool of slots a quarter bigger
+ * than the block is made. UINT32_MAX if no slot can be had. */
+static uint32_t pool_for(struct recording *rec, uint32_t s, uint64_t size, uint64_t align)
+{
+	struct recording_site *site = &rec->sites[s];
+	uint32_t i = UINT32_MAX;
+
+	for (uint32_t k = 0; k < site->pool_count; k++) {
+		struct recording_pool *p = &site->pools[site->order[k]];
+		if (p->slot_bytes < size || p->align < align)
+			continue;
+		if (p->live < p->capacity)
+			return site->order[k];
+		if (i == UINT32_MAX)
+			i = site->order[k];
+	}
+	if (i == UINT32_MAX) {
+		uint32_t a = (uint32_t)(align > site->max_align ? align : site->max_align);
+		i = pool_make(rec, s, plan_class_bytes(plan_size_class(size + size / 4)), a, 0);
+		if (i == UINT32_MAX)
+			return i;
+	}
+	struct recording_pool *p = &site->pools[i];
+	if (p->live < p->capacity)
+		return i;
+	uint32_t more = (p->target + 1) / 2 > (p->capacity + 1) / 2 ? (p->target + 1) / 2
+								    : (p->capacity + 1) / 2;
+	return pool_grow(rec, s, i, more > 4 ? more : 4) ? i : UINT32_MAX;
+}
+
+/* Records a folded block of site s; returns its handle or RECORDING_NO_TOKEN. */
+static uint64_t new_folded(struct recording *rec, uint32_t s, uint64_t size, uint64_t align)
+{
+	struct recording_site *site = &rec->sites[s];
+	uint32_t i = live_take(rec), pool;
+
+	if (i == NO_LIVE)
+		return RECORDING_NO_TOKEN;
+	pool = pool_for(rec, s, size, align);
+	if (pool != UINT32_MAX) { /* else the block is counted, in no pool */
+		struct recording_pool *p = &site->pools[pool];
+		if (++p->live > p->max_live)
+			p->max_live = p->live;
+		p->allocs++;
+	}
+	site->count++;
+	rec->folded_count++;
+	rec->clock++;
+	rec->live[i] = (struct recording_live){
+	    .size = size,
+	    .requested = size,
+	    .site = s,
+	    .occurrence = RECORDING_FOLDED,
+	    .range = pool,
+	    .current = NO_IN_PLACE,
+	};
+	note_granules(rec, site->lane, (int64_t)(granules_of(size) * PLAN_GRANULE_BYTES));
+	note_requested(rec, s, (int64_t)size, 1);
+	site->total_requested += size;
+	return handle_of(i, site->lane, 0);
+}
+
 /* Ends the block of handle h at the current tick: its entry goes to the log, and
- * the in-place realloc now using it, if any, ends too. */
+ * the in-place realloc now using it, if any, ends too; or it leaves its pool. */
 static void end_block(struct recording *rec, uint64_t h)
 {
 	uint32_t i = (uint32_t)h, range = (uint32_t)(h >> 32) & RANGE_MASK;
-	struct offset_allocator *offsets = lane_of_handle(rec, h);
 	struct recording_live *b = &rec->live[i];
+	struct recording_site *site = &rec->sites[b->site];
 	uint64_t t = rec->clock++;
 
-	__builtin_prefetch(&offsets->ranges[range]);
-
-	if (b->current != NO_IN_PLACE)
-		rec->in_place[b->current].t_end = t;
-	struct recording_site *site = &rec->sites[b->site];
-	site->ended[b->occurrence] = (struct recording_ended){
-	    .size = b->size,
-	    .offset = offset_allocator_offset(offsets, range), /* within its lane */
-	    .t_start = b->t_start,
-	    .t_end = t,
-	    .occurrence = b->occurrence,
-	};
-	offset_allocator_give(offsets, range);
-	rec->live_bytes -= granules_of(b->size) * PLAN_GRANULE_BYTES;
-	rec->lanes[h >> (32 + RANGE_BITS)].live_bytes -= granules_of(b->size) * PLAN_GRANULE_BYTES;
+	if (b->occurrence == RECORDING_FOLDED) {
+		if (b->range != UINT32_MAX)
+			site->pools[b->range].live--;
+	} else {
+		struct offset_allocator *offsets = lane_of_handle(rec, h);
+		__builtin_prefetch(&offsets->ranges[range]);
+		if (b->current != NO_IN_PLACE)
+			rec->in_place[b->current].t_end = t;
+		site->ended[b->occurrence] = (struct recording_ended){
+		    .size = b->size,
+		    .offset = offset_allocator_offset(offsets, range), /* within its lane */
+		    .t_start = b->t_start,
+		    .t_end = t,
+		    .occurrence = b->occurrence,
+		};
+		offset_allocator_give(offsets, range);
+		tally(site, b->size, -1);
+	}
+	note_granules(rec, (uint32_t)(h >> (32 + RANGE_BITS)),
+		      -(int64_t)(granules_of(b->size) * PLAN_GRANULE_BYTES));
+	note_requested(rec, b->site, -(int64_t)b->requested, -1);
 	live_give(rec, i);
 }
 
@@ -246,17 +547,19 @@ static bool log_grow(struct recording_site *site, uint64_t capacity)
 /* Makes sure a site's log has a slot for the occurrence about to start, count:
  * the log is indexed by occurrence, and in-place reallocs take occurrences of a
  * site without a slot (continue_in_place), so count may be far past the
- * capacity. */
+ * capacity. The log never needs more than the window. */
 static bool ended_room(struct recording_site *site)
 {
 	uint64_t capacity = site->ended_capacity ? 2 * site->ended_capacity : 16;
 
 	if (site->count < site->ended_capacity)
 		return true;
+	if (capacity > RECORDING_WINDOW)
+		capacity = RECORDING_WINDOW;
 	return log_grow(site, capacity > site->count ? capacity : site->count + 1);
 }
 
-/* Records a new block with a range of its own; returns its handle or
+/* Records a new exact block with a range of its own; returns its handle or
  * RECORDING_NO_TOKEN. */
 static uint64_t new_block(struct recording *rec, uint32_t site, uint64_t size, uint64_t align)
 {
@@ -293,18 +596,17 @@ static uint64_t new_block(struct recording *rec, uint32_t site, uint64_t size, u
 	rec->live[i] = (struct recording_live){
 	    .t_start = rec->clock++,
 	    .size = size,
+	    .requested = size,
 	    .site = site,
 	    .occurrence = occurrence,
 	    .range = range,
 	    .current = NO_IN_PLACE,
 	};
 	rec->entry_count++;
-	rec->live_bytes += granules * PLAN_GRANULE_BYTES;
-	if (rec->live_bytes > rec->peak_bytes)
-		rec->peak_bytes = rec->live_bytes;
-	l->live_bytes += granules * PLAN_GRANULE_BYTES;
-	if (l->live_bytes > l->peak_bytes)
-		l->peak_bytes = l->live_bytes;
+	tally(&rec->sites[site], size, +1);
+	note_granules(rec, lane, (int64_t)(granules * PLAN_GRANULE_BYTES));
+	note_requested(rec, site, (int64_t)size, 1);
+	rec->sites[site].total_requested += size;
 	return handle_of(i, lane, range);
 }
 
@@ -317,7 +619,12 @@ int recording_alloc(struct recording *rec, uint64_t address, uint32_t site, uint
 	    align > PLAN_MAX_ALIGN_BYTES || rec->sites[site].count >= UINT32_MAX)
 		return -EINVAL;
 	addr_map_prefetch(&rec->by_address, address); /* while the range is found */
-	h = new_block(rec, site, size, align);
+	struct recording_site *s = &rec->sites[site];
+	uint32_t a = (uint32_t)(align > PLAN_GRANULE_BYTES ? align : PLAN_GRANULE_BYTES);
+	if (a > s->max_align)
+		s->max_align = a;
+	h = folds_now(rec, site) ? new_folded(rec, site, size, align)
+				 : new_block(rec, site, size, align);
 	if (h == RECORDING_NO_TOKEN)
 		return -ENOMEM;
 	if (addr_map_put(&rec->by_address, address, h) < 0) {
@@ -344,41 +651,69 @@ uint64_t recording_realloc_begin(struct recording *rec, uint64_t old)
 	return RECORDING_NO_TOKEN;
 }
 
-/* The realloc stays in its block: a new entry at the same offset, taking no space. */
-static int continue_in_place(struct recording *rec, uint32_t i, uint64_t size, uint32_t site)
+/* Whether a realloc to size bytes stays in the block of handle h when replayed:
+ * it fits the block's granules, or its pool's slot. */
+static bool fits_in_place(const struct recording *rec, uint64_t h, uint64_t size)
 {
-	struct recording_live *b = &rec->live[i];
+	const struct recording_live *b = &rec->live[(uint32_t)h];
 
-	if (rec->in_place_count >= NO_IN_PLACE ||
-	    !side_room((void **)&rec->in_place, rec->in_place_count, &rec->in_place_capacity,
-		       sizeof(*rec->in_place)))
-		return -ENOMEM;
-	rec->in_place[rec->in_place_count] = (struct recording_in_place){
-	    .size = size,
-	    .t_start = rec->clock++,
-	    .t_end = PLAN_T_INFINITY,
-	    .root_offset =
-		offset_allocator_offset(&rec->lanes[rec->sites[b->site].lane].offsets, b->range),
-	    .site = site,
-	    .occurrence = (uint32_t)rec->sites[site].count++,
-	    .root_site = b->site,
-	    .root_occurrence = b->occurrence,
-	};
-	rec->entry_count++;
-	/* The entry it replaces ends now, unless it is the block's own entry, whose
-	 * lifetime is the block's and goes on. */
-	if (b->current != NO_IN_PLACE)
-		rec->in_place[b->current].t_end = rec->clock;
-	rec->clock++;
-	b->current = (uint32_t)rec->in_place_count++;
+	if (b->occurrence != RECORDING_FOLDED)
+		return granules_of(size) <= granules_of(b->size);
+	return b->range != UINT32_MAX && size <= rec->sites[b->site].pools[b->range].slot_bytes;
+}
+
+/* The realloc stays in the block of handle h, from site: an entry at the block's
+ * offset, taking no space, if the site still records exactly and the block has
+ * an entry to continue; else only an occurrence (a site that continues a folded
+ * block folds then: an entry could not name the block). */
+static int continue_in_place(struct recording *rec, uint64_t h, uint64_t size, uint32_t site)
+{
+	struct recording_live *b = &rec->live[(uint32_t)h];
+	struct recording_site *rs = &rec->sites[site];
+
+	if (b->occurrence == RECORDING_FOLDED)
+		fold(rec, site);
+	if (folds_now(rec, site)) {
+		if (b->current != NO_IN_PLACE)
+			rec->in_place[b->current].t_end = rec->clock;
+		b->current = NO_IN_PLACE;
+		rs->count++;
+		rec->folded_count++;
+		rec->clock++;
+	} else {
+		if (rec->in_place_count >= NO_IN_PLACE ||
+		    !side_room((void **)&rec->in_place, rec->in_place_count,
+			       &rec->in_place_capacity, sizeof(*rec->in_place)))
+			return -ENOMEM;
+		rec->in_place[rec->in_place_count] = (struct recording_in_place){
+		    .size = size,
+		    .t_start = rec->clock++,
+		    .t_end = PLAN_T_INFINITY,
+		    .root_offset = offset_allocator_offset(
+			&rec->lanes[rec->sites[b->site].lane].offsets, b->range),
+		    .site = site,
+		    .occurrence = (uint32_t)rs->count++,
+		    .root_site = b->site,
+		    .root_occurrence = b->occurrence,
+		};
+		rec->entry_count++;
+		/* The entry it replaces ends now, unless it is the block's own entry,
+		 * whose lifetime is the block's and goes on. */
+		if (b->current != NO_IN_PLACE)
+			rec->in_place[b->current].t_end = rec->clock;
+		rec->clock++;
+		b->current = (uint32_t)rec->in_place_count++;
+	}
+	/* Its bytes stay the block's site's: the block did not move. */
+	note_requested(rec, b->site, (int64_t)size - (int64_t)b->requested, 0);
+	rs->total_requested += size;
+	b->requested = size;
 	return 0;
 }
 
 void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old, uint64_t address,
 			    uint64_t size, uint32_t site)
 {
-	uint32_t i = (uint32_t)token;
-
 	if (!address) {
 		if (token != RECORDING_NO_TOKEN && addr_map_put(&rec->by_address, old, token) < 0)
 			end_block(rec, token);
@@ -390,8 +725,7 @@ void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
 		return;
 	}
 	if (site < rec->site_count && size && rec->sites[site].count < UINT32_MAX &&
-	    granules_of(size) <= granules_of(rec->live[i].size) &&
-	    continue_in_place(rec, i, size, site) == 0) {
+	    fits_in_place(rec, token, size) && continue_in_place(rec, token, size, site) == 0) {
 		if (addr_map_put(&rec->by_address, address, token) < 0)
 			end_block(rec, token);
 		return;
@@ -400,6 +734,12 @@ void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
 	if (site != RECORDING_NO_SITE)
 		recording_alloc(rec, address, site, size, 1);
 	end_block(rec, token);
+}
+
+/* The occurrences of a site that have an entry. */
+static uint64_t exact_of(const struct recording_site *site)
+{
+	return site->folded ? site->exact : site->count;
 }
 
 /* Lays the lanes out one after the other, each at a multiple of its largest
@@ -438,12 +778,12 @@ static int mark_logs(struct recording *rec)
 {
 	for (uint32_t s = 0; s < rec->site_count; s++) {
 		struct recording_site *site = &rec->sites[s];
-		if (site->count > site->ended_capacity && !log_grow(site, site->count))
+		if (exact_of(site) > site->ended_capacity && !log_grow(site, exact_of(site)))
 			return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < rec->live_used; i++) {
 		const struct recording_live *x = &rec->live[i];
-		if (x->site != RECORDING_NO_SITE)
+		if (x->site != RECORDING_NO_SITE && x->occurrence != RECORDING_FOLDED)
 			rec->sites[x->site].ended[x->occurrence] =
 			    (struct recording_ended){.size = i, .occurrence = LOG_LIVE};
 	}
@@ -512,7 +852,7 @@ static int encode_sites(const struct build *b, struct plan_image *image,
 	int r = 0;
 
 	for (uint32_t s = 0; s < rec->site_count; s++)
-		block_count += plan_site_blocks(rec->sites[s].count);
+		block_count += plan_site_blocks(exact_of(&rec->sites[s]));
 	built->blocks = malloc((block_count + 1) * sizeof(*built->blocks));
 	/* Room for the worst case; only what is written gets touched. */
 	built->encoded = malloc(rec->entry_count * ENTRY_CODEC_MAX_BYTES + 1);
@@ -523,9 +863,10 @@ static int encode_sites(const struct build *b, struct plan_image *image,
 	memset(image->record.size_classes, 0, sizeof(image->record.size_classes));
 	for (uint32_t s = 0; s < rec->site_count; s++) {
 		struct recording_site *site = &rec->sites[s];
-		for (uint64_t first = 0; first < site->count; first += PLAN_BLOCK_ENTRIES) {
-			uint64_t n = site->count - first < PLAN_BLOCK_ENTRIES ? site->count - first
-									      : PLAN_BLOCK_ENTRIES;
+		const uint64_t exact = exact_of(site);
+		for (uint64_t first = 0; first < exact; first += PLAN_BLOCK_ENTRIES) {
+			uint64_t n = exact - first < PLAN_BLOCK_ENTRIES ? exact - first
+									: PLAN_BLOCK_ENTRIES;
 			for (uint64_t k = 0; k < n; k++) {
 				if (!entry_at(b, s, first + k, &scratch[k])) {
 					r = -EINVAL;
@@ -548,6 +889,8 @@ static int encode_sites(const struct build *b, struct plan_image *image,
 		site->ended_capacity = 0;
 	}
 	built->blocks[block] = at;
+	plan_size_classes_add_pools(image->record.size_classes, built->pools,
+				    image->record.pool_count);
 	image->entries = NULL;
 	image->blocks = built->blocks;
 	image->encoded_entries = built->encoded;
@@ -557,32 +900,48 @@ out:
 	return r;
 }
 
-/* Re-plans the image's entries (decoded for it) with the planner proper when opt
- * is given, else with the event packer, and keeps the new plan if its arena is
- * smaller. */
+/* Re-plans the image's entries (decoded for it) and pools with the planner
+ * proper when opt is given, else with the event packer, and keeps the new plan
+ * if its arena is smaller. */
 static int replan_if_smaller(struct plan_image *image, const struct planner_options *opt,
 			     struct recording_built *built)
 {
 	struct plan_image trial = *image;
 	struct plan_entry *decoded, *replanned;
+	struct plan_chunk *chunks;
 	int r;
 
 	r = plan_image_entries(image, &decoded);
 	if (r < 0)
 		return r;
 	trial.entries = decoded;
-	r = plan_builder_replan(&trial, opt, &replanned);
+	r = plan_builder_replan(&trial, opt, &replanned, &chunks);
 	free(decoded);
 	if (r < 0)
 		return r;
 	if (trial.record.arena_bytes < image->record.arena_bytes) {
+		free(built->entries);
+		free(built->chunks);
 		built->entries = replanned;
+		built->chunks = chunks;
 		image->entries = replanned;
+		image->chunks = chunks;
 		image->record.arena_bytes = trial.record.arena_bytes;
 	} else {
 		free(replanned);
+		free(chunks);
 	}
 	return 0;
+}
+
+/* The bytes of an image's pools. */
+static uint64_t pool_bytes(const struct plan_image *image)
+{
+	uint64_t bytes = 0;
+
+	for (uint32_t k = 0; k < image->record.pool_count; k++)
+		bytes += image->pools[k].slot_bytes * image->pools[k].slot_count;
+	return bytes;
 }
 
 /* Lanes that make the arena bigger than this share of what the threads need side
@@ -613,34 +972,119 @@ static uint64_t side_by_side_bytes(const struct recording *rec)
 	return most;
 }
 
+/* Whether a site never folded repeats enough to get pools for a longer run. */
+static bool is_steady(const struct recording_site *site)
+{
+	return !site->folded && site->count >= RECORDING_STEADY_MIN &&
+	       site->count >= RECORDING_STEADY_REUSE * (uint64_t)site->max_live;
+}
+
+/* Sets each site's counts, bytes at the requested peak and pool range, and
+ * makes the pools and chunks tables: each site's pools in their order, each
+ * pool's chunks in the order they were reserved, their offsets made absolute
+ * with the lanes' bases. A pool with no slot (made, never used) is left out. */
+static int list_pools(struct build *b, struct plan_site *sites, struct recording_built *built,
+		      struct plan_image_record *record)
+{
+	struct recording *rec = b->rec;
+	uint32_t n = 0, m = 0;
+
+	for (uint32_t s = 0; s < rec->site_count; s++) {
+		n += rec->sites[s].pool_count;
+		m += rec->sites[s].chunk_count;
+	}
+	built->pools = malloc((n ? n : 1) * sizeof(*built->pools));
+	built->chunks = malloc((m ? m : 1) * sizeof(*built->chunks));
+	if (!built->pools || !built->chunks)
+		return -ENOMEM;
+	n = m = 0;
+	for (uint32_t s = 0; s < rec->site_count; s++) {
+		const struct recording_site *site = &rec->sites[s];
+		const struct offset_allocator *offsets = &rec->lanes[site->lane].offsets;
+		bool at_peak = site->peak_gen == rec->peak_gen;
+		sites[s].alloc_count = site->count;
+		sites[s].total_bytes = site->total_requested;
+		sites[s].peak_bytes = at_peak ? site->peak_requested : site->live_requested;
+		sites[s].peak_blocks = at_peak ? site->peak_blocks : site->live_blocks;
+		sites[s].first_pool = n;
+		for (uint32_t k = 0; k < site->pool_count; k++) {
+			uint32_t i = site->order[k];
+			const struct recording_pool *p = &site->pools[i];
+			if (!p->capacity)
+				continue;
+			built->pools[n] = (struct plan_pool){
+			    .site = s,
+			    .align_bytes = p->align,
+			    .slot_bytes = p->slot_bytes,
+			    .first_chunk = m,
+			    .slot_count = p->capacity,
+			    .max_live = p->max_live,
+			    .allocs = p->allocs,
+			};
+			for (uint32_t c = 0; c < site->chunk_count; c++) {
+				const struct recording_chunk *chunk = &site->chunks[c];
+				if (chunk->pool != i)
+					continue;
+				built->chunks[m++] = (struct plan_chunk){
+				    .offset_bytes = b->base[site->lane] +
+						    offset_allocator_offset(offsets, chunk->range),
+				    .t_start = chunk->t_start,
+				    .pool = n,
+				    .slot_count = chunk->slots,
+				};
+				built->pools[n].chunk_count++;
+			}
+			n++;
+		}
+		sites[s].pool_count = n - sites[s].first_pool;
+	}
+	record->pool_count = n;
+	record->chunk_count = m;
+	return 0;
+}
+
 int recording_build(struct recording *rec, struct plan_image *image,
 		    const struct planner_options *opt, struct recording_built *built)
 {
 	struct build b = {.rec = rec};
-	uint64_t n = rec->entry_count, first = 0, arena = lane_bases(rec, b.base);
+	uint64_t n = rec->entry_count, first = 0;
 	uint32_t sc = rec->site_count;
 	int r;
 
 	memset(built, 0, sizeof(*built));
 	if (image->record.site_count != sc)
 		return -EINVAL;
+	/* A steady site's pools for a longer run, reserved now: in the bytes the
+	 * blocks still alive and the folded sites' pools leave free. */
+	for (uint32_t s = 0; s < sc; s++)
+		if (is_steady(&rec->sites[s]))
+			pools_from_tallies(rec, s, true);
+	uint64_t arena = lane_bases(rec, b.base);
 	built->sites = malloc((sc ? sc : 1) * sizeof(*built->sites));
 	if (!built->sites)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < sc; s++) {
 		built->sites[s] = image->sites[s];
 		built->sites[s].first_entry = first;
-		built->sites[s].entry_count = rec->sites[s].count;
-		first += rec->sites[s].count;
+		built->sites[s].entry_count = exact_of(&rec->sites[s]);
+		built->sites[s].flags = 0;
+		first += built->sites[s].entry_count;
 	}
 	b.sites = built->sites;
+	r = list_pools(&b, built->sites, built, &image->record);
 	/* Every entry is in exactly one of: its site's log, a live slot, the in-place
 	 * list. */
-	r = mark_logs(rec);
+	if (r == 0)
+		r = mark_logs(rec);
 	image->sites = built->sites;
+	image->pools = built->pools;
+	image->chunks = built->chunks;
 	image->record.entry_count = n;
+	image->record.folded_count = rec->folded_count;
 	image->record.arena_bytes = arena;
 	image->record.lower_bound_bytes = rec->peak_bytes;
+	image->record.requested_peak_bytes = rec->peak_requested;
+	image->record.requested_peak_time = rec->peak_time;
 	if (r == 0)
 		r = encode_sites(&b, image, built);
 	/* The planner proper packs all lanes together: only for one lane. And only
@@ -650,8 +1094,11 @@ int recording_build(struct recording *rec, struct plan_image *image,
 	if (r == 0 && rec->lane_count <= 1 && opt && gap >= PLANNER_MIN_GAIN_BYTES &&
 	    gap >= arena / 100 && (double)n <= opt->time_limit_s * PLANNER_BLOCKS_PER_SECOND)
 		r = replan_if_smaller(image, opt, built);
+	/* Pools hold their slots from when they are made on, whoever packs them:
+	 * they are needed side by side too. */
 	if (r == 0 && rec->lane_count > 1 &&
-	    (double)arena > LANES_SLACK * (double)side_by_side_bytes(rec))
+	    (double)arena >
+		LANES_SLACK * (double)(side_by_side_bytes(rec) + pool_bytes(image)))
 		r = replan_if_smaller(image, NULL, built); /* all together, without the flag */
 	if (r == 0 && rec->lane_count > 1 && !built->entries)
 		image->record.flags |= PLAN_IMAGE_THREAD_REGIONS; /* the lanes stand */
@@ -663,6 +1110,8 @@ int recording_build(struct recording *rec, struct plan_image *image,
 void recording_built_free(struct recording_built *built)
 {
 	free(built->sites);
+	free(built->pools);
+	free(built->chunks);
 	free(built->entries);
 	free(built->blocks);
 	free(built->encoded);

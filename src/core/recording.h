@@ -1,22 +1,39 @@
-/* A recording in progress, planned as it goes: each allocation gets its offset
- * from an online offset allocator (offset_allocator.h) the moment it happens, so
- * when the program ends the plan is already made and only has to be written;
- * nothing proportional to the trace is sorted or packed at exit.
+/* A recording in progress, planned as it goes and folded as it goes: what a plan
+ * says of a program is bounded by what the program does, not by how long it ran.
  *
- * Each entry is written once, when its block ends: what it will say is kept in
- * the block's live slot meanwhile (slots are reused last-freed first, so they stay
- * in cache), and at the end it goes to its site's log of ended entries, at the
- * index of its occurrence (most blocks end soon after they start, so this is
- * close to a sequential write). So the log is in occurrence order as it is, and
- * recording_build encodes it from there. The rare parts of an entry stay out of
- * the hot path: the alignment of the few blocks aligned beyond a granule, and the
- * in-place reallocs, are kept in side lists.
+ * Each call site's first RECORDING_WINDOW occurrences are recorded exactly, and
+ * each such block gets its offset from an online offset allocator
+ * (offset_allocator.h) the moment it happens, so when the program ends those
+ * entries are planned already. Then the site is folded: what repeats is its
+ * steady state, and from then on only its blocks alive at once are counted, per
+ * size band. Folding makes the site's pools (struct plan_pool), one per band or
+ * group of bands, with slots as big as the band's biggest block; a folded block
+ * takes a free slot of the tightest pool that fits it. Slots are reserved in
+ * chunks, in the same allocator, when the blocks need them: half as many as the
+ * site had blocks of those sizes alive at once (in its window) at a time, so
+ * that the chunks may take the bytes of the site's exact blocks as those die.
+ * So the pools a plan holds are what the recorded run needed, reserved when it
+ * needed them, whatever order its blocks came and went in: replay serves any
+ * number of further occurrences from them.
+ * A site that repeats but was never folded (fewer occurrences than the window,
+ * but reuse: at least RECORDING_STEADY_REUSE times as many blocks as it ever had
+ * alive at once) gets pools too, reserved at the end: they serve a longer run
+ * of the same program once its exact entries run out.
+ *
+ * Each exact entry is written once, when its block ends: what it will say is
+ * kept in the block's live slot meanwhile (slots are reused last-freed first, so
+ * they stay in cache), and at the end it goes to its site's log of ended
+ * entries, at the index of its occurrence. So the log is in occurrence order as
+ * it is, and recording_build encodes it from there. The rare parts of an entry
+ * stay out of the hot path: the alignment of the few blocks aligned beyond a
+ * granule, and the in-place reallocs, are kept in side lists.
  *
  * Time is a logical clock: one tick per allocation or free. A realloc that moves
  * takes two: the new block starts, then the old one ends, since both are alive
- * during the copy. A realloc that fits its block (rounded to granules) stays
- * there: its entry takes no space of its own, names the entry whose block it
- * continues (in_place_of), and that entry's lifetime stretches over it.
+ * during the copy. A realloc that fits its block (its granules, or its pool
+ * slot) stays there: its entry takes no space of its own, names the entry whose
+ * block it continues (in_place_of), and that entry's lifetime stretches over it.
+ * A realloc that stays in a folded block has no entry: its site is folded then.
  *
  * Each thread gets a region of the arena of its own (a lane: the caller names
  * it). Threads interleave differently in every run, so in one packing shared by
@@ -33,16 +50,36 @@
  * to run them (one after another, on a busy machine). A plan whose lanes stand
  * is marked PLAN_IMAGE_THREAD_REGIONS, so that re-planning keeps them.
  *
+ * For reports, each site's requested bytes live at the image's requested peak
+ * are kept exactly as the run goes, in constant time per event: a site notes
+ * its bytes as they were at the last peak the first time it changes after it.
+ *
  * Addresses are only keys: the recording never touches the memory. Pure: no
  * global state; not thread-safe (the caller orders events under its own lock). */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "addr_map.h"
 #include "offset_allocator.h"
 #include "plan_file.h"
 #include "planner.h"
+
+/* Occurrences of a site recorded exactly, at most; the rest are folded. At about
+ * 10 bytes an entry in the plan, a site of a steady loop takes some 40 KiB of
+ * plan, however long the loop ran. */
+#define RECORDING_WINDOW 4096u
+/* Exact entries of the whole image, at most: past that, every site is folded at
+ * its next allocation (a program with very many busy sites). */
+#define RECORDING_EXACT_MAX (UINT64_C(1) << 22)
+/* A site never folded gets pools if it had at least this many blocks, and this
+ * many times as many as it ever had alive at once: it reuses its memory. */
+#define RECORDING_STEADY_MIN   8u
+#define RECORDING_STEADY_REUSE 2u
+/* Pools (slot sizes) of one site, and chunks of slots, at most. */
+#define RECORDING_POOLS_MAX  16u
+#define RECORDING_CHUNKS_MAX 64u
 
 /* An entry whose block has ended, in its site's log (no alignment: see aligned). */
 struct recording_ended {
@@ -51,14 +88,60 @@ struct recording_ended {
 	uint32_t align_log2; /* 0 until recording_build notes it (see aligned) */
 };
 
+/* Size bands, two to a power of two: band 0 holds sizes up to 16 bytes, then
+ * 17-24, 25-32, 33-48, 49-64 and so on (recording_band_of). */
+#define RECORDING_BANDS 74u
+
+/* A site's blocks by band, while it is not folded: suffix_live is how many of
+ * its blocks live now are of this band or a bigger one, suffix_max the most
+ * that ever were; what pools a site needs follows from these (pools_from_tallies). */
+struct recording_band {
+	uint32_t suffix_live, suffix_max;
+	uint64_t max_size; /* of its blocks in this band */
+};
+
+/* A pool of a site: slots of slot_bytes, capacity of them, in chunks, each a
+ * range of its lane's offset allocator taken when the slots were needed and
+ * kept to the end. target: how many slots it was made for (0 if it was made for
+ * one block), which sets the size of its chunks. */
+struct recording_pool {
+	uint64_t slot_bytes, allocs;
+	uint32_t align, target;
+	uint32_t capacity, live, max_live;
+};
+
+struct recording_chunk {
+	uint64_t t_start;
+	uint32_t pool, slots, range;
+};
+
 struct recording_site {
-	uint64_t count; /* entries so far: the next one's occurrence */
+	uint64_t count; /* allocations so far: the next one's occurrence */
+	uint64_t exact; /* occurrences with an entry: count until folded */
 	uint32_t lane;	/* the lane its blocks are packed in */
+	bool folded;
+	uint32_t max_align; /* of its blocks */
 	/* Its ended entries, each at the index of its occurrence (a slot of zeros for
 	 * one that has not ended); a slot for every block it started, so ending never
 	 * fails. */
 	struct recording_ended *ended;
 	uint64_t ended_capacity;
+	/* Its blocks by band, bands[0..band_count), while it is not folded. */
+	struct recording_band *bands;
+	uint32_t band_count;
+	uint32_t live_blocks, max_live;
+	/* Its pools, in the order they were made; order lists them by slot size.
+	 * Their chunks, in the order they were reserved. */
+	struct recording_pool *pools; /* RECORDING_POOLS_MAX of them, once it has one */
+	uint32_t pool_count;
+	uint8_t order[RECORDING_POOLS_MAX];
+	struct recording_chunk *chunks;
+	uint32_t chunk_count, chunk_capacity;
+	/* Requested bytes and blocks live now, and as they were at the image's
+	 * requested peak number peak_gen (see recording_build); all requested. */
+	uint64_t live_requested, peak_requested, total_requested;
+	uint32_t peak_blocks;
+	uint64_t peak_gen;
 };
 
 /* Lanes beyond this share: lane l is packed with lane l % RECORDING_LANES. */
@@ -74,12 +157,15 @@ struct recording_lane {
 	uint32_t threads;
 };
 
-/* A block alive now, found by its address: its own entry, until it ends. */
+/* A block alive now, found by its address: its own entry, until it ends; or, for
+ * a folded block (occurrence RECORDING_FOLDED), its pool (range). requested is
+ * its size now, after reallocations in place; size what it was allocated with. */
+#define RECORDING_FOLDED UINT32_MAX
 struct recording_live {
-	uint64_t t_start, size;
+	uint64_t t_start, size, requested;
 	uint32_t site, occurrence; /* site: RECORDING_NO_SITE when the slot is unused */
-	uint32_t range;		   /* in the offset allocator; next free slot when unused */
-	uint32_t current;	   /* the in-place realloc now using it, or NO_IN_PLACE */
+	uint32_t range; /* in the offset allocator, or the pool; next free slot when unused */
+	uint32_t current; /* the in-place realloc now using it, or NO_IN_PLACE */
 };
 
 /* An in-place realloc's entry; its offset is its root's. */
@@ -109,7 +195,8 @@ struct recording {
 	uint64_t in_place_count, in_place_capacity;
 	struct recording_aligned *aligned;
 	uint64_t aligned_count, aligned_capacity;
-	uint64_t clock, entry_count, live_bytes, peak_bytes;
+	uint64_t clock, entry_count, folded_count, live_bytes, peak_bytes;
+	uint64_t live_requested, peak_requested, peak_gen, peak_time;
 };
 
 /* Returns 0 or -ENOMEM. */
@@ -164,23 +251,26 @@ void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
 /* What recording_build allocates for an image; recording_built_free frees it. */
 struct recording_built {
 	struct plan_site *sites;
+	struct plan_pool *pools;
+	struct plan_chunk *chunks;
 	struct plan_entry *entries; /* decoded entries, when re-planned */
 	uint64_t *blocks;	    /* else the encoded entries and their block table */
 	uint8_t *encoded;
 };
 
-/* Makes the image's sites and entries tables. On input image->sites[0..site_count)
- * hold each site's key and frames (site_count must be the number of sites added).
- * On success image points to tables in *built: the sites, and the entries either
- * encoded (entries NULL; blocks, encoded_entries, entries_bytes and size_classes
- * set, as the reader gives them) or, when re-planned, decoded; and the record's
- * entry_count, arena_bytes and lower_bound_bytes are set. Blocks still alive end
- * at infinity. The entries are encoded a block at a time, each site's straight
- * from its log, which is given back once encoded: the whole trace is never
- * expanded, and the logs shrink as the plan grows. So a recording is built once
- * (then only recording_fini). With opt, the
- * planner proper re-plans traces small enough for opt->time_limit_s, and the
- * smaller arena wins. Returns 0, -EINVAL, -ENOMEM. */
+/* Makes the image's sites, pools and entries tables. On input image->sites[0..
+ * site_count) hold each site's key and frames (site_count must be the number of
+ * sites added). On success image points to tables in *built: the sites (with
+ * their counts and bytes at the requested peak), the pools, and the entries
+ * either encoded (entries NULL; blocks, encoded_entries, entries_bytes and
+ * size_classes set, as the reader gives them) or, when re-planned, decoded; and
+ * the record's entry, pool and folded counts, arena_bytes, lower_bound_bytes
+ * and requested_peak_bytes are set. Blocks still alive end at infinity. The
+ * entries are encoded a block at a time, each site's straight from its log,
+ * which is given back once encoded. So a recording is built once (then only
+ * recording_fini). With opt, the planner proper re-plans traces small enough
+ * for opt->time_limit_s, and the smaller arena wins. Returns 0, -EINVAL,
+ * -ENOMEM. */
 int recording_build(struct recording *rec, struct plan_image *image,
 		    const struct planner_options *opt, struct recording_built *built);
 

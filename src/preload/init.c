@@ -241,15 +241,9 @@ static enum preload_mode read_environment(void)
 		preload_config.plan_seconds = d;
 	}
 
-	/* A recording holds up to about this many bytes per allocation at its peak
-	 * (the log of ended blocks, and what is built from it at exit: 80 to 110 in
-	 * the benchmarks): by default it stops before it would take a quarter of the
-	 * machine's memory. */
-	const uint64_t recorded_alloc_bytes = 128;
-	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	preload_config.max_allocs =
-	    pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 / recorded_alloc_bytes
-				  : UINT64_C(1) << 26;
+	/* A recording's memory is bounded by what the program does, not by how long
+	 * it runs (recording.h): no limit unless one is asked for. */
+	preload_config.max_allocs = UINT64_MAX;
 	s = getenv("MEMPLAN_MAX_ALLOCS");
 	if (s && *s) {
 		if (!parse_unsigned(s, 1, 1ul << 40, &v)) {

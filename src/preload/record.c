@@ -189,7 +189,7 @@ static bool know_site(uint32_t site)
  * False also once the recording is full. */
 static bool know_own_site(uint32_t site)
 {
-	if (recording.entry_count >= preload_config.max_allocs) {
+	if (recording.entry_count + recording.folded_count >= preload_config.max_allocs) {
 		if (!limit_reached) { /* said now: at exit, stderr may be closed already */
 			char n[21];
 			log_error(
@@ -337,8 +337,10 @@ int record_finish(bool from_signal)
 	callsite_lock();
 	callsite_modules(&modules, &image.record.module_count, &module_strings,
 			 &module_strings_bytes);
-	if (preload_config.image.fork_ordinal)
+	if (preload_config.image.fork_ordinal) {
 		image.record.flags |= PLAN_IMAGE_FORKED;
+		image.record.fork_ordinal = (uint32_t)preload_config.image.fork_ordinal;
+	}
 	image.record.exe_key = preload_config.image.exe_key;
 	image.record.args_key = preload_config.image.args_key;
 	image.record.pid = (uint32_t)getpid();

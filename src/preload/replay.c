@@ -44,13 +44,19 @@ enum miss_reason {
 	MISS_ALIGNMENT,
 	MISS_SLOT_BUSY,
 	MISS_PLAN_UNREADABLE,
+	MISS_POOL_FULL,
 	MISS_COUNT
 };
 
 static const char *const miss_names[MISS_COUNT] = {
     "no_plan",	      "size_unplanned", "unknown_site", "occurrence_beyond",
     "size_too_large", "alignment",	"slot_busy",	"plan_unreadable",
+    "pool_full",
 };
+
+/* How this process's image was found in the plan. */
+enum image_match { MATCH_NONE, MATCH_EXACT, MATCH_SAME_EXE };
+static const char *const match_names[] = {"none", "exact", "same_exe"};
 
 struct site_index {
 	uint64_t key;
@@ -60,6 +66,7 @@ struct site_index {
 
 static struct plan_image image;
 static bool have_image;
+static enum image_match image_match;
 /* Whether the plan has an image of this executable, with these arguments or
  * others: a plan in which no process of a command finds its program was made
  * from other programs (memplan replay reads it from the statistics). */
@@ -75,7 +82,7 @@ static uint64_t size_class_bits[PLAN_SIZE_CLASSES / 64]; /* the image's */
  * as one miss, and only outcomes are counted: the calls are the hits and misses
  * together, so the two always add up, even with threads still running. */
 struct replay_counters {
-	_Atomic uint64_t hits, hit_bytes, misses[MISS_COUNT];
+	_Atomic uint64_t hits, pool_hits, hit_bytes, misses[MISS_COUNT];
 	struct replay_counters *next;
 };
 
@@ -209,26 +216,60 @@ static void unmap_plan(void)
 	plan_fd = -1;
 }
 
-/* Sets *found to this process's image: the first whose keys match. False if none
- * does; then *same_exe says whether some image is of this executable (with
- * other arguments), if same_exe is not NULL. */
-static bool find_image(const void *plan, struct plan_image *found, bool *same_exe)
+/* Sets *found to this process's image: the first whose keys match; else, of
+ * the images of this executable (forked without exec if this process was, and
+ * then the same fork of its parent), the one whose arguments are nearest this
+ * process's (image_args_distance; the first of equals). Returns how it was
+ * found, MATCH_NONE if no image is of this executable. */
+static enum image_match find_image(const void *plan, struct plan_image *found)
 {
 	const struct plan_file_header *h = plan_file_header(plan);
-	bool exe = false;
+	const struct image_identity *id = &preload_config.image;
+	const uint32_t forked = id->fork_ordinal ? PLAN_IMAGE_FORKED : 0;
+	uint32_t best = UINT32_MAX, best_distance = UINT32_MAX;
+	struct plan_image im;
 
 	for (uint32_t i = 0; i < h->image_count; i++) {
-		plan_file_image(plan, i, found);
-		if (found->record.exe_key != preload_config.image.exe_key)
+		plan_file_image(plan, i, &im);
+		if (im.record.exe_key != id->exe_key)
 			continue;
-		if (found->record.args_key == preload_config.image.args_key)
-			return true;
-		exe = true;
+		if (im.record.args_key == id->args_key) {
+			*found = im;
+			return MATCH_EXACT;
+		}
+		if ((im.record.flags & PLAN_IMAGE_FORKED) != forked ||
+		    (forked && im.record.fork_ordinal != id->fork_ordinal))
+			continue;
+		uint32_t d = image_args_distance(im.strings + im.record.args_offset,
+						 im.record.args_bytes, id->args, id->args_bytes);
+		if (d < best_distance) {
+			best_distance = d;
+			best = i;
+		}
 	}
-	if (same_exe)
-		*same_exe = exe;
-	return false;
+	if (best == UINT32_MAX)
+		return MATCH_NONE;
+	plan_file_image(plan, best, found);
+	return MATCH_SAME_EXE;
 }
+
+/* A pool of the image, as replay serves it: its slots, numbered through its
+ * chunks in order; cursor is the slot to try next, moved on by whoever claims (a
+ * plain store: a lost update only makes a thread try a busy slot, which the
+ * arena refuses). */
+struct chunk_state {
+	uint64_t offset_bytes;
+	uint32_t first_slot, slot_count;
+};
+struct pool_state {
+	uint64_t slot_bytes;
+	uint32_t slot_count, align_bytes;
+	const struct chunk_state *chunks;
+	uint32_t chunk_count;
+	_Atomic uint32_t cursor;
+};
+static struct pool_state *pool_states;	 /* the image's, in its order */
+static struct chunk_state *chunk_states; /* the image's, in its order */
 
 static int index_image(void)
 {
@@ -249,6 +290,29 @@ static int index_image(void)
 	memcpy(block_offsets, image.blocks, (blocks + 1) * sizeof(uint64_t));
 	entries_file_offset = r->entries_offset;
 	memcpy(size_class_bits, r->size_classes, sizeof(size_class_bits));
+	pool_states = __libc_calloc(r->pool_count ? r->pool_count : 1, sizeof(*pool_states));
+	chunk_states = __libc_calloc(r->chunk_count ? r->chunk_count : 1, sizeof(*chunk_states));
+	if (!pool_states || !chunk_states)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < r->pool_count; k++) {
+		const struct plan_pool *p = &image.pools[k];
+		uint32_t first_slot = 0;
+		pool_states[k] = (struct pool_state){
+		    .slot_bytes = p->slot_bytes,
+		    .slot_count = p->slot_count,
+		    .align_bytes = p->align_bytes,
+		    .chunks = chunk_states + p->first_chunk,
+		    .chunk_count = p->chunk_count,
+		};
+		for (uint32_t c = p->first_chunk; c < p->first_chunk + p->chunk_count; c++) {
+			chunk_states[c] = (struct chunk_state){
+			    .offset_bytes = image.chunks[c].offset_bytes,
+			    .first_slot = first_slot,
+			    .slot_count = image.chunks[c].slot_count,
+			};
+			first_slot += image.chunks[c].slot_count;
+		}
+	}
 	for (uint32_t s = 0; s < r->site_count; s++) {
 		struct site_index *found, *item;
 		HASH_FIND(hh, sites_by_key, &image.sites[s].key, sizeof(uint64_t), found);
@@ -273,9 +337,8 @@ int replay_start(void)
 	plan = map_plan();
 	if (!plan)
 		return -EINVAL;
-	bool same_exe;
-	have_image = find_image(plan, &image, &same_exe);
-	exe_in_plan = have_image || same_exe;
+	image_match = find_image(plan, &image);
+	have_image = exe_in_plan = image_match != MATCH_NONE;
 	if (!have_image) {
 		unmap_plan();
 		return 0; /* a process the recording did not see: counted as no_plan */
@@ -334,6 +397,8 @@ struct entry_window {
 	_Atomic uint64_t first;		  /* occurrence number of slots[0] */
 	_Atomic uint64_t count;		  /* slots filled */
 	uint64_t capacity; /* entries: a block's or WINDOW_WIDE_BLOCKS', or the site's */
+	struct pool_state *pools; /* the site's, pool_count of them, tightest first */
+	uint32_t pool_count;
 	struct entry_codec_place slots[];
 };
 
@@ -349,12 +414,63 @@ static __thread char owner_tag __attribute__((tls_model("initial-exec")));
  * an overlap. */
 static inline uint32_t take_occurrence(struct entry_window *w)
 {
+	uint32_t k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed);
+
+	/* Past the entries, every occurrence is served alike (pools): the count
+	 * stays there, and never wraps round to the first entries. */
+	if (k >= w->entries)
+		return k;
 	if (w->owner == &owner_tag) {
-		uint32_t k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed);
 		atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
 		return k;
 	}
 	return lone_fetch_add32(&w->next_occurrence, 1);
+}
+
+/* The number of slots of a pool tried, from its cursor on, before the next
+ * bigger pool is tried. */
+#define POOL_TRIES 16u
+
+/* A slot of the site's pools for a block of size bytes aligned to align: the
+ * first free slot from the cursor on, within POOL_TRIES, of the tightest pool
+ * that fits it, or failing that of the next, and so on; claimed whole, so that
+ * the block may grow in place up to the slot. NULL if there is none. */
+static inline void *pool_claim(struct entry_window *w, size_t size, size_t align)
+{
+	for (uint32_t i = 0; i < w->pool_count; i++) {
+		struct pool_state *p = &w->pools[i];
+		if (p->slot_bytes < size || p->align_bytes < align)
+			continue;
+		uint32_t c = atomic_load_explicit(&p->cursor, memory_order_relaxed), j = 0;
+		uint32_t tries = p->slot_count < POOL_TRIES ? p->slot_count : POOL_TRIES;
+		if (c >= p->slot_count)
+			c = 0;
+		while (c - p->chunks[j].first_slot >= p->chunks[j].slot_count)
+			j++; /* the chunk that holds slot c */
+		for (uint32_t t = 0; t < tries; t++) {
+			const struct chunk_state *chunk = &p->chunks[j];
+			uint64_t offset = chunk->offset_bytes +
+					  (uint64_t)(c - chunk->first_slot) * p->slot_bytes;
+			if (++c - chunk->first_slot >= chunk->slot_count && ++j == p->chunk_count)
+				c = j = 0;
+			void *q = arena_claim(offset, p->slot_bytes);
+			if (q) {
+				atomic_store_explicit(&p->cursor, c, memory_order_relaxed);
+				return q;
+			}
+		}
+		atomic_store_explicit(&p->cursor, c, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+/* Whether some pool of the site has slots big and aligned enough. */
+static bool pool_fits(const struct entry_window *w, size_t size, size_t align)
+{
+	for (uint32_t i = 0; i < w->pool_count; i++)
+		if (w->pools[i].slot_bytes >= size && w->pools[i].align_bytes >= align)
+			return true;
+	return false;
 }
 
 /* Under windows_lock. */
@@ -387,6 +503,8 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 			w->owner = &owner_tag;
 			w->entries = s->entry_count;
 			w->capacity = capacity;
+			w->pools = pool_states + s->first_pool;
+			w->pool_count = s->pool_count;
 			atomic_store_explicit(&windows[site], w, memory_order_release);
 		}
 	}
@@ -521,6 +639,10 @@ static void drop_image(void)
 	__libc_free(windows);
 	__libc_free(site_first_block);
 	__libc_free(block_offsets);
+	__libc_free(pool_states);
+	__libc_free(chunk_states);
+	pool_states = NULL;
+	chunk_states = NULL;
 	windows = NULL;
 	site_first_block = block_offsets = NULL;
 	/* The counter blocks stay allocated: the parent's threads are gone, and
@@ -574,9 +696,11 @@ bool replay_after_fork_child(void)
 		}
 	}
 	/* preload_config.image is the child's now (image_identity_fork). */
-	if (!plan_map || !find_image(plan_map, &mine, NULL))
+	enum image_match how = plan_map ? find_image(plan_map, &mine) : MATCH_NONE;
+	if (how == MATCH_NONE || !take_own_image(&mine))
 		return false;
-	return take_own_image(&mine);
+	image_match = how;
+	return true;
 }
 
 /* Whether an entry lies inside the arena, as every entry of a plan memplan
@@ -599,48 +723,48 @@ static __attribute__((cold, noinline)) void report_unreadable(const char *what)
 		log_error(preload_config.plan_path, ": ", what, "; those are not served", NULL);
 }
 
-/* The entry for the caller's next occurrence into *e, or false with the miss
- * counted. */
-static inline __attribute__((always_inline)) bool next_entry(size_t size, struct entry_place *e)
+/* The window of the caller's site, for a request of size bytes, or NULL with
+ * the miss counted. */
+static inline __attribute__((always_inline)) struct entry_window *caller_window(size_t size)
 {
 	if (!have_image) {
 		miss(MISS_NO_PLAN);
-		return false;
+		return NULL;
 	}
 	if (!size || !size_planned(size)) {
 		miss(MISS_SIZE_UNPLANNED);
-		return false;
+		return NULL;
 	}
 	void **cached_window;
 	uint32_t site = callsite_capture(&cached_window);
 	if (site == CALLSITE_UNKNOWN) {
 		miss(MISS_UNKNOWN_SITE);
-		return false;
+		return NULL;
 	}
 	struct entry_window *w = cached_window ? *cached_window : NULL;
 	if (!w) {
 		w = window_of(site);
 		if (!w) {
 			miss(MISS_PLAN_UNREADABLE);
-			return false;
+			return NULL;
 		}
 		if (cached_window)
 			*cached_window = w;
 	}
-	uint32_t occurrence = take_occurrence(w);
-	if (occurrence >= w->entries) {
-		miss(MISS_OCCURRENCE_BEYOND);
-		return false;
-	}
-	if (!window_lookup(w, occurrence, e) && !read_entry(w, occurrence, e)) {
+	return w;
+}
+
+/* Occurrence k (< w->entries) of w's site into *e, or false, said once, if the
+ * plan cannot give it. */
+static bool occurrence_entry(struct entry_window *w, uint32_t k, struct entry_place *e)
+{
+	if (!window_lookup(w, k, e) && !read_entry(w, k, e)) {
 		report_unreadable("entries that cannot be read (the file changed on disk, or "
 				  "a block does not decode)");
-		miss(MISS_PLAN_UNREADABLE);
 		return false;
 	}
 	if (!place_in_arena(e)) {
 		report_unreadable("entries outside its arena (not a plan memplan wrote)");
-		miss(MISS_PLAN_UNREADABLE);
 		return false;
 	}
 	return true;
@@ -649,8 +773,10 @@ static inline __attribute__((always_inline)) bool next_entry(size_t size, struct
 void *replay_alloc(size_t size, size_t align, bool zero)
 {
 	struct replay_counters *c = counters();
+	enum miss_reason why = MISS_OCCURRENCE_BEYOND;
+	struct entry_window *w;
 	struct entry_place e;
-	void *p;
+	void *p = NULL;
 
 	/* As recording does not record such a block (arena_map aligns the arena
 	 * to no more), it takes no occurrence of its site here either. */
@@ -658,19 +784,30 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 		miss(MISS_ALIGNMENT);
 		return NULL;
 	}
-	if (!next_entry(size, &e))
+	if (!(w = caller_window(size)))
 		return NULL;
-	if (size > e.size_bytes) {
-		miss(MISS_SIZE_TOO_LARGE);
-		return NULL;
+	uint32_t k = take_occurrence(w);
+	if (k < w->entries) {
+		if (!occurrence_entry(w, k, &e))
+			why = MISS_PLAN_UNREADABLE;
+		else if (size > e.size_bytes)
+			why = MISS_SIZE_TOO_LARGE;
+		else if (e.offset_bytes & (align - 1)) /* align is a power of two */
+			why = MISS_ALIGNMENT;
+		else if (!(p = arena_claim(e.offset_bytes, e.size_bytes)))
+			why = MISS_SLOT_BUSY;
 	}
-	if (e.offset_bytes & (align - 1)) { /* align is a power of two */
-		miss(MISS_ALIGNMENT);
-		return NULL;
+	/* Past its entries, or where its entry could not serve it (a run that went
+	 * another way than the recording), a site's pools serve it. */
+	if (!p && w->pool_count) {
+		p = pool_claim(w, size, align);
+		if (p)
+			bump(c, &c->pool_hits, 1);
+		else if (k >= w->entries)
+			why = pool_fits(w, size, align) ? MISS_POOL_FULL : MISS_SIZE_TOO_LARGE;
 	}
-	p = arena_claim(e.offset_bytes, e.size_bytes);
 	if (!p) {
-		miss(MISS_SLOT_BUSY);
+		miss(why);
 		return NULL;
 	}
 	if (zero)
@@ -781,6 +918,26 @@ static inline __attribute__((always_inline)) void **express_site(uintptr_t retur
 	return cookie;
 }
 
+/* The express path of a site past its entries: a slot of its pools, for the
+ * thread whose site it is (or a process of one thread), with the guard set. The
+ * block, counted, or NULL with nothing done. Apart: the steady state of a long
+ * run, but no cost to the path of exact entries. */
+static __attribute__((noinline)) void *express_pool(struct replay_counters *c, void **cookie,
+						    size_t size, size_t align)
+{
+	struct entry_window *w = *cookie;
+	void *p;
+
+	if (!w || !w->pool_count || (w->owner != &owner_tag && !lone_thread()) ||
+	    atomic_load_explicit(&w->next_occurrence, memory_order_relaxed) < w->entries ||
+	    !(p = pool_claim(w, size, align)))
+		return NULL;
+	bump_own(&c->hits, 1);
+	bump_own(&c->pool_hits, 1);
+	bump_own(&c->hit_bytes, size);
+	return p;
+}
+
 /* replay_express's claim for the site whose cookie this is, with the guard set:
  * the block, or NULL with nothing done. always_inline, as express_entry: with
  * several callers gcc makes a call of it, 2% more instructions on the churn
@@ -794,7 +951,7 @@ express_claim(struct replay_counters *c, void **cookie, size_t size, size_t alig
 
 	struct entry_window *w = express_entry_fits(cookie, size, align, &k, &e);
 	if (!w)
-		return NULL;
+		return express_pool(c, cookie, size, align);
 	p = arena_claim(e.offset_bytes, e.size_bytes);
 	if (p)
 		express_hit(c, w, k, size);
@@ -860,8 +1017,9 @@ replay_express(size_t size, size_t align, bool zero, uintptr_t return_address, u
 	/* express_claim, with the claim split so that a long block's is a tail call. */
 	struct entry_window *w = express_entry_fits(cookie, size, align, &k, &e);
 	if (!w) {
+		void *q = express_pool(c, cookie, size, align);
 		guard_leave();
-		return NULL;
+		return q && zero ? memset(q, 0, size) : q;
 	}
 	switch (arena_claim_near(e.offset_bytes, e.size_bytes)) {
 	case ARENA_NEAR_CLAIMED:
@@ -901,7 +1059,6 @@ void *replay_express_aligned(size_t size, size_t align, uintptr_t return_address
 void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uintptr_t frame)
 {
 	struct replay_counters *c = thread_counters;
-	struct entry_place e;
 	void *q = NULL;
 	uint32_t k;
 
@@ -922,9 +1079,14 @@ void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uin
 		/* It stays in place, and uses up its occurrence as when recording
 		 * (replay_consume). */
 		void **cookie = express_site(return_address, frame);
-		struct entry_window *w = cookie ? express_entry(cookie, &k, &e) : NULL;
-		if (w && place_in_arena(&e)) {
-			express_hit(c, w, k, size);
+		struct entry_window *w = cookie ? *cookie : NULL;
+		if (w && (w->owner == &owner_tag || lone_thread())) {
+			k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed);
+			if (k < w->entries)
+				atomic_store_explicit(&w->next_occurrence, k + 1,
+						      memory_order_relaxed);
+			bump_own(&c->hits, 1);
+			bump_own(&c->hit_bytes, size);
 			q = p;
 		}
 	}
@@ -936,9 +1098,10 @@ void replay_consume(size_t size)
 {
 	/* Served in place: a hit, and the occurrence is used up as when recording. */
 	struct replay_counters *c = counters();
-	struct entry_place e;
+	struct entry_window *w = caller_window(size);
 
-	if (next_entry(size, &e)) {
+	if (w) {
+		take_occurrence(w);
 		bump(c, &c->hits, 1);
 		bump(c, &c->hit_bytes, size);
 	}
@@ -982,8 +1145,11 @@ void replay_finish(void)
 		missed += misses[i] = total(offsetof(struct replay_counters, misses[i]));
 	json_key_u64(&j, "allocs", hits + missed);
 	json_key_u64(&j, "planned", have_image ? image.record.entry_count : 0);
+	json_key_u64(&j, "pools", have_image ? image.record.pool_count : 0);
 	json_key_bool(&j, "exe_in_plan", exe_in_plan);
+	json_key_str(&j, "match", match_names[image_match]);
 	json_key_u64(&j, "hits", hits);
+	json_key_u64(&j, "pool_hits", total(offsetof(struct replay_counters, pool_hits)));
 	json_key_u64(&j, "hit_bytes", total(offsetof(struct replay_counters, hit_bytes)));
 	json_key_object(&j, "misses");
 	for (int i = 0; i < MISS_COUNT; i++)

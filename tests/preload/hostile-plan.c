@@ -8,8 +8,9 @@
  *            entries made undecodable (a reserved flag), the checksum made
  *            valid again: the tables pass, the blocks do not;
  *   outside: the entries left as they are, but each image's arena cut to half
- *            its size, the checksum made valid again: every block decodes,
- *            and the entries past the new end must never be served. */
+ *            its size (its pools moved to its start), the checksum made valid
+ *            again: every block decodes, and the entries past the new end must
+ *            never be served. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,9 @@
 #include "atomic_file.h"
 #include "plan_file.h"
 
-/* Halves every image's arena, and reseals. */
+/* Halves every image's arena, and reseals. Its pools (which the reader checks as
+ * it loads) are moved to its start, over the entries there: only entries are
+ * left outside the arena. */
 static void shrink_arenas(char *buf, size_t len)
 {
 	struct plan_file_header *h = (struct plan_file_header *)buf;
@@ -28,7 +31,17 @@ static void shrink_arenas(char *buf, size_t len)
 	for (uint32_t i = 0; i < h->image_count; i++) {
 		struct plan_image_record *r =
 		    (void *)(buf + h->images_offset + (uint64_t)i * h->image_record_bytes);
-		r->arena_bytes = r->arena_bytes / 2 / PLAN_GRANULE_BYTES * PLAN_GRANULE_BYTES;
+		struct plan_image im;
+		uint64_t arena = r->arena_bytes / 2 / PLAN_GRANULE_BYTES * PLAN_GRANULE_BYTES;
+		plan_file_image(buf, i, &im);
+		for (uint32_t k = 0; k < r->chunk_count; k++) {
+			struct plan_chunk *c = (struct plan_chunk *)&im.chunks[k];
+			uint64_t bytes = c->slot_count * im.pools[c->pool].slot_bytes;
+			c->offset_bytes = 0;
+			if (bytes > arena)
+				arena = bytes;
+		}
+		r->arena_bytes = arena;
 	}
 	h->checksum = XXH3_64bits(buf + 32, len - 32);
 }

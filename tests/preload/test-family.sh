@@ -11,7 +11,7 @@ run_record family "$PROGRAMS/family" 5
 same_as_plain family record
 run_replay family "$PROGRAMS/family" 5
 same_as_plain family replay
-hit_ratio_at_least family 95
+# It makes calls no plan serves (over-aligned, zero-sized): all the others.
 [ "$(stat_sum family hits)" = "$(stat_sum family planned)" ] ||
   fail "replay on the recorded input served $(stat_sum family hits) of $(stat_sum family planned) planned allocations"
 [ "$(stat_sum family misses.alignment)" = 5 ] ||

@@ -1,9 +1,12 @@
-/* The recording planned as it goes (recording -> planned image), re-planning, and
- * the plan store (images of several processes merged into one file). A random
- * malloc/free/realloc program runs against a model of what each entry must say:
- * occurrences follow allocation order per site, lifetimes follow the clock, in-place
- * reallocs share their block, and the packing is valid by the independent checker.
- * Merging keeps one image per executable and arguments. */
+/* The recording planned as it goes (recording -> planned image), folded past its
+ * window, re-planning, and the plan store (images of several processes merged
+ * into one file). A random malloc/free/realloc program, every site inside its
+ * window, runs against a model of what each entry must say: occurrences follow
+ * allocation order per site, lifetimes follow the clock, in-place reallocs share
+ * their block, the requested peak and each site's bytes at it are exact, and the
+ * packing (entries and pools) is valid by the independent checker. Loops past
+ * the window fold into pools of the blocks they hold at once, whatever their
+ * length. Merging keeps one image per executable and arguments. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +19,8 @@
 #include "plan_store.h"
 #include "recording.h"
 
-#define OPS   30000
+/* Each of the SITES sites stays inside its window (RECORDING_WINDOW). */
+#define OPS   20000
 #define SITES 7
 #define HELD  400
 
@@ -60,9 +64,24 @@ struct model {
 	struct expected *e;
 	uint64_t count, clock, per_site[SITES];
 	uint64_t held_address[HELD]; /* 0: empty */
-	uint64_t held_entry[HELD], held_root[HELD];
+	uint64_t held_entry[HELD], held_root[HELD], held_requested[HELD];
 	uint64_t next_address;
+	/* Requested bytes live, per site (a block's are its first allocation's
+	 * site's, reallocated in place or not), and at the first peak. */
+	uint64_t live[SITES], at_peak[SITES], live_total, peak;
 };
+
+/* Block k's requested bytes become bytes, for site (the block's). */
+static void model_requested(struct model *m, uint32_t site, int k, uint64_t bytes)
+{
+	m->live[site] += bytes - m->held_requested[k];
+	m->live_total += bytes - m->held_requested[k];
+	m->held_requested[k] = bytes;
+	if (m->live_total > m->peak) {
+		m->peak = m->live_total;
+		memcpy(m->at_peak, m->live, sizeof(m->live));
+	}
+}
 
 static uint64_t expect_entry(struct model *m, uint32_t site, uint64_t size, uint64_t align,
 			     int64_t root)
@@ -101,6 +120,7 @@ static struct model run_program(struct recording *rec, uint64_t ops, uint32_t la
 			m.next_address += 64;
 			CHECK(recording_alloc(rec, m.held_address[k], site, size, align) == 0);
 			m.held_entry[k] = m.held_root[k] = expect_entry(&m, site, size, align, -1);
+			model_requested(&m, site, k, size);
 			continue;
 		}
 		switch (check_random(&seed) % 4) {
@@ -116,6 +136,15 @@ static struct model run_program(struct recording *rec, uint64_t ops, uint32_t la
 			CHECK(token != RECORDING_NO_TOKEN);
 			recording_realloc_done(rec, token, address, to, size, site);
 			uint64_t now = expect_entry(&m, site, size, 1, fits ? (int64_t)root : -1);
+			if (fits) {
+				model_requested(&m, m.e[root].site, k, size);
+			} else { /* the new block starts, then the old one ends */
+				uint64_t old_bytes = m.held_requested[k];
+				m.held_requested[k] = 0;
+				model_requested(&m, site, k, size);
+				m.live[m.e[root].site] -= old_bytes;
+				m.live_total -= old_bytes;
+			}
 			/* The block's own entry lives as long as the block. */
 			if (!fits || m.held_entry[k] != root)
 				m.e[m.held_entry[k]].t_end = m.clock;
@@ -135,6 +164,7 @@ static struct model run_program(struct recording *rec, uint64_t ops, uint32_t la
 		}
 		default: /* free */
 			recording_free(rec, address);
+			model_requested(&m, m.e[m.held_root[k]].site, k, 0);
 			m.e[m.held_entry[k]].t_end = m.e[m.held_root[k]].t_end = m.clock++;
 			m.held_address[k] = 0;
 			break;
@@ -144,10 +174,24 @@ static struct model run_program(struct recording *rec, uint64_t ops, uint32_t la
 	return m;
 }
 
+/* The chunks of an image's pools as blocks for the checker, after n others in
+ * blocks. */
+static uint64_t add_pools(const struct plan_image *im, struct block *blocks, uint64_t n)
+{
+	for (uint32_t k = 0; k < im->record.chunk_count; k++) {
+		const struct plan_chunk *c = &im->chunks[k];
+		const struct plan_pool *p = &im->pools[c->pool];
+		CHECK(c->slot_count > 0 && p->slot_bytes % PLAN_GRANULE_BYTES == 0);
+		blocks[n++] = (struct block){p->slot_bytes * c->slot_count, c->t_start,
+					     PLAN_T_INFINITY, c->offset_bytes, p->align_bytes};
+	}
+	return n;
+}
+
 static void check_built(const struct plan_image *im, const struct model *m)
 {
 	uint64_t n = m->count, in_place = 0, first_of_site[SITES];
-	struct block *blocks = calloc(n, sizeof(*blocks));
+	struct block *blocks = calloc(n + im->record.chunk_count, sizeof(*blocks));
 	struct plan_entry *decoded = NULL;
 	const struct plan_entry *entries = im->entries;
 	char why[256];
@@ -166,8 +210,14 @@ static void check_built(const struct plan_image *im, const struct model *m)
 		entries = decoded;
 	}
 	CHECK_EQ_U64(im->record.entry_count, n);
-	for (uint32_t s = 0; s < SITES; s++)
+	CHECK_EQ_U64(im->record.folded_count, 0);
+	CHECK_EQ_U64(im->record.requested_peak_bytes, m->peak);
+	for (uint32_t s = 0; s < SITES; s++) {
 		first_of_site[s] = im->sites[s].first_entry;
+		CHECK_EQ_U64(im->sites[s].alloc_count, m->per_site[s]);
+		CHECK_EQ_U64(im->sites[s].entry_count, m->per_site[s]);
+		CHECK_EQ_U64(im->sites[s].peak_bytes, m->at_peak[s]);
+	}
 	for (uint64_t i = 0; i < n; i++) {
 		const struct expected *x = &m->e[i];
 		uint64_t at = first_of_site[x->site] + x->occurrence;
@@ -200,7 +250,11 @@ static void check_built(const struct plan_image *im, const struct model *m)
 	}
 	/* A long program has shrinking reallocs; a short one mostly allocates. */
 	CHECK(in_place > n / 20 || n < 1000);
-	if (checker_validate(blocks, n, im->record.arena_bytes, why, sizeof(why)) != 0) {
+	/* Its sites reuse their memory: each gets pools for a longer run, placed
+	 * clear of the entries (the blocks still alive, from the end on). */
+	CHECK(im->record.pool_count >= SITES || n < 1000);
+	uint64_t total = add_pools(im, blocks, n);
+	if (checker_validate(blocks, total, im->record.arena_bytes, why, sizeof(why)) != 0) {
 		fprintf(stderr, "invalid plan: %s\n", why);
 		exit(1);
 	}
@@ -226,17 +280,28 @@ static void lane_span(const struct plan_image *im, const struct plan_entry *e, u
 	}
 }
 
+/* The bytes of an image's pools. */
+static uint64_t pool_bytes(const struct plan_image *im)
+{
+	uint64_t bytes = 0;
+
+	for (uint32_t k = 0; k < im->record.pool_count; k++)
+		bytes += im->pools[k].slot_bytes * im->pools[k].slot_count;
+	return bytes;
+}
+
 /* The entries of an image pass the independent checker. */
 static void check_valid(const struct plan_image *im, const struct plan_entry *e)
 {
 	uint64_t n = im->record.entry_count;
-	struct block *blocks = calloc(n ? n : 1, sizeof(*blocks));
+	struct block *blocks = calloc(n + im->record.chunk_count + 1, sizeof(*blocks));
 	char why[256];
 
 	for (uint64_t i = 0; i < n; i++)
 		blocks[i] =
 		    (struct block){e[i].in_place_of ? 0 : (e[i].size_bytes + 15) / 16 * 16,
 				   e[i].t_start, e[i].t_end, e[i].offset_bytes, e[i].align_bytes};
+	n = add_pools(im, blocks, n);
 	if (checker_validate(blocks, n, im->record.arena_bytes, why, sizeof(why)) != 0) {
 		fprintf(stderr, "invalid plan: %s\n", why);
 		exit(1);
@@ -267,7 +332,9 @@ static void check_lanes(void)
 		CHECK(recording_alloc(&rec, address, lane, 256 - op % 16, 1) == 0);
 	}
 	CHECK(recording_build(&rec, &im, NULL, &built) == 0);
-	CHECK(im.record.arena_bytes <= im.record.lower_bound_bytes * 5 / 4);
+	/* The rings' blocks are alive at the end, so their pools (for a longer run)
+	 * cannot share their bytes: they come on top. */
+	CHECK(im.record.arena_bytes <= (im.record.lower_bound_bytes + pool_bytes(&im)) * 5 / 4);
 	CHECK(plan_image_entries(&im, &entries) == 0);
 	lane_span(&im, entries, 0, &lo[0], &hi[0]);
 	lane_span(&im, entries, 1, &lo[1], &hi[1]);
@@ -275,7 +342,8 @@ static void check_lanes(void)
 	CHECK(im.record.flags & PLAN_IMAGE_THREAD_REGIONS);
 	struct plan_image re = im;
 	re.entries = entries;
-	CHECK(plan_builder_replan(&re, NULL, &replanned) == 0);
+	struct plan_chunk *replanned_chunks;
+	CHECK(plan_builder_replan(&re, NULL, &replanned, &replanned_chunks) == 0);
 	CHECK(re.record.flags & PLAN_IMAGE_THREAD_REGIONS);
 	CHECK_EQ_U64(re.record.lower_bound_bytes, im.record.lower_bound_bytes);
 	check_valid(&re, replanned);
@@ -284,6 +352,7 @@ static void check_lanes(void)
 	CHECK(hi[0] <= lo[1] || hi[1] <= lo[0]);
 	CHECK(hi[0] <= re.record.arena_bytes && hi[1] <= re.record.arena_bytes);
 	free(replanned);
+	free(replanned_chunks);
 	free(entries);
 	recording_built_free(&built);
 	recording_fini(&rec);
@@ -343,14 +412,16 @@ static void check_lanes(void)
  * starts no block, until one moves: its log must then still have a slot at that
  * occurrence (the slot it once lacked was written past the log's end). Checked
  * through the built plan, and, under AddressSanitizer, by the writes
- * themselves. */
-static void check_in_place_runs(void)
+ * themselves. Past the window, the site folds, and the moved block is in a
+ * pool. */
+static void check_in_place_runs(uint64_t runs)
 {
 	struct plan_site input_sites[SITES];
 	struct plan_image im = base_image(input_sites, 4, 106);
 	struct recording_built built;
 	struct recording rec;
-	const uint64_t runs = 5000, at = 4096, moved = 1 << 20;
+	const uint64_t at = 4096, moved = 1 << 20;
+	const bool folds = runs >= RECORDING_WINDOW;
 
 	CHECK(recording_init(&rec) == 0);
 	for (uint32_t s = 0; s < SITES; s++)
@@ -365,19 +436,116 @@ static void check_in_place_runs(void)
 	recording_realloc_done(&rec, token, at, moved, 100000, 1); /* moves */
 	recording_free(&rec, moved);
 	CHECK_EQ_U64(rec.sites[1].count, runs + 1);
-	CHECK(rec.sites[1].ended_capacity > runs);
+	CHECK(folds || rec.sites[1].ended_capacity > runs);
 	CHECK(recording_build(&rec, &im, NULL, &built) == 0);
-	CHECK_EQ_U64(im.record.entry_count, runs + 2);
+	CHECK_EQ_U64(im.sites[1].alloc_count, runs + 1);
+	CHECK_EQ_U64(im.sites[1].entry_count, folds ? RECORDING_WINDOW : runs + 1);
+	CHECK_EQ_U64(im.record.folded_count, folds ? runs + 1 - RECORDING_WINDOW : 0);
+	CHECK_EQ_U64(im.record.entry_count, im.sites[1].entry_count + 1);
 	struct plan_entry *e;
 	CHECK(plan_image_entries(&im, &e) == 0);
-	/* Site 1's last occurrence is the moved block: its own bytes, ended. */
-	const struct plan_entry *last = &e[im.sites[1].first_entry + runs];
-	CHECK_EQ_U64(last->size_bytes, 100000);
-	CHECK(last->in_place_of == 0 && last->t_end != PLAN_T_INFINITY);
+	const struct plan_entry *last = &e[im.sites[1].first_entry + im.sites[1].entry_count - 1];
+	if (folds) { /* the moved block is folded: the site has a pool for it */
+		CHECK(im.sites[1].pool_count >= 1);
+		CHECK(im.pools[im.sites[1].first_pool].slot_bytes >= 100000);
+		CHECK(last->in_place_of == im.sites[0].first_entry + 1);
+	} else { /* its last occurrence is the moved block: its own bytes, ended */
+		CHECK_EQ_U64(last->size_bytes, 100000);
+		CHECK(last->in_place_of == 0 && last->t_end != PLAN_T_INFINITY);
+	}
 	CHECK(e[im.sites[1].first_entry].in_place_of == im.sites[0].first_entry + 1);
 	free(e);
 	recording_built_free(&built);
 	recording_fini(&rec);
+}
+
+/* A steady loop (site 0: a ring of RING blocks of varying sizes), a growing
+ * table (site 1: never freed) and a few one-off blocks (site 2), recorded for
+ * loops of 100000 and 1000000 blocks: each loop site keeps the window's entries
+ * and folds the rest into pools; the plan is the same size for both, its pools
+ * hold what the sites had alive at once, and with the entries they pass the
+ * independent checker. Returns the plan's size in bytes. */
+#define RING 10
+static size_t check_folding(uint64_t loops)
+{
+	struct plan_site input_sites[SITES];
+	struct plan_image im = base_image(input_sites, 3, 107);
+	struct recording_built built;
+	struct recording rec;
+	uint64_t ring[RING] = {0}, address = 1 << 20, table = 0, seed = 11;
+	uint64_t live = 0, peak = 0, sizes[RING] = {0};
+	char why[256];
+
+	CHECK(recording_init(&rec) == 0);
+	for (uint32_t s = 0; s < SITES; s++)
+		CHECK(recording_add_site(&rec) == 0 && recording_site_lane(&rec, s, 0) == 0);
+	CHECK(recording_alloc(&rec, address += 4096, 2, 5000, 64) == 0);
+	for (uint64_t i = 0; i < loops; i++) {
+		uint32_t k = (uint32_t)(i % RING);
+		if (ring[k]) {
+			recording_free(&rec, ring[k]);
+			live -= sizes[k];
+		}
+		sizes[k] = 24 + check_random(&seed) % 177;
+		ring[k] = address += 4096;
+		CHECK(recording_alloc(&rec, ring[k], 0, sizes[k], 1) == 0);
+		live += sizes[k];
+		if (i % 16 == 0 && table < 6000) {
+			CHECK(recording_alloc(&rec, address += 4096, 1, 48, 1) == 0);
+			table++;
+			live += 48;
+		}
+		if (live + 5000 > peak)
+			peak = live + 5000;
+	}
+	CHECK(rec.sites[0].ended_capacity <= RECORDING_WINDOW);
+	CHECK(recording_build(&rec, &im, NULL, &built) == 0);
+	CHECK_EQ_U64(im.sites[0].alloc_count, loops);
+	CHECK_EQ_U64(im.sites[0].entry_count, RECORDING_WINDOW);
+	CHECK_EQ_U64(im.sites[1].alloc_count, table);
+	CHECK_EQ_U64(im.sites[1].entry_count, RECORDING_WINDOW);
+	CHECK_EQ_U64(im.sites[2].entry_count, 1);
+	CHECK_EQ_U64(im.sites[2].pool_count, 0); /* once is no steady state */
+	CHECK_EQ_U64(im.record.folded_count, loops + table - 2 * RECORDING_WINDOW);
+	CHECK_EQ_U64(im.record.requested_peak_bytes, peak);
+	/* The ring: slots for its RING blocks at most, in a few pools of tight
+	 * slots; the table: a slot for every block it had beyond the window. */
+	uint32_t ring_slots = 0, table_slots = 0;
+	for (uint32_t k = 0; k < im.sites[0].pool_count; k++) {
+		const struct plan_pool *p = &im.pools[im.sites[0].first_pool + k];
+		ring_slots += p->slot_count;
+		CHECK(p->slot_bytes <= 288); /* 200 bytes and a quarter, in a class */
+		CHECK(p->max_live <= p->slot_count);
+	}
+
+	CHECK(ring_slots >= RING && ring_slots <= 4 * RING);
+	for (uint32_t k = 0; k < im.sites[1].pool_count; k++)
+		table_slots += im.pools[im.sites[1].first_pool + k].slot_count;
+	CHECK(table_slots >= table - RECORDING_WINDOW && table_slots <= 4 * table);
+	/* Entries and pools never share bytes while both are alive. */
+	struct plan_entry *e;
+	CHECK(plan_image_entries(&im, &e) == 0);
+	struct block *blocks =
+	    calloc(im.record.entry_count + im.record.chunk_count, sizeof(*blocks));
+	for (uint64_t i = 0; i < im.record.entry_count; i++)
+		blocks[i] = (struct block){(e[i].size_bytes + 15) / 16 * 16, e[i].t_start,
+					   e[i].t_end, e[i].offset_bytes, e[i].align_bytes};
+	uint64_t n = add_pools(&im, blocks, im.record.entry_count);
+	if (checker_validate(blocks, n, im.record.arena_bytes, why, sizeof(why)) != 0) {
+		fprintf(stderr, "invalid plan: %s\n", why);
+		exit(1);
+	}
+	CHECK(im.record.arena_bytes >= im.record.lower_bound_bytes);
+	void *file;
+	size_t len;
+	CHECK(plan_file_serialize(&im, 1, 1, &file, &len) == 0);
+	CHECK(plan_file_validate(file, len, why, sizeof(why)) == 0);
+	free(file);
+	free(blocks);
+	free(e);
+	recording_built_free(&built);
+	recording_fini(&rec);
+	return len;
 }
 
 /* Records four blocks from site 0, each freed at once, then lets damage spoil
@@ -435,7 +603,10 @@ int main(void)
 
 	check_lanes();
 	check_bad_log();
-	check_in_place_runs();
+	check_in_place_runs(1000);
+	check_in_place_runs(5000);
+	size_t short_plan = check_folding(100000), long_plan = check_folding(1000000);
+	CHECK(long_plan < short_plan + short_plan / 100); /* bounded by behaviour */
 
 	/* One lane, no planner: the entries come out encoded, in-place reallocs too. */
 	struct recording one;
@@ -458,15 +629,18 @@ int main(void)
 	struct plan_image replan = im;
 	CHECK(plan_image_entries(&im, &decoded) == 0);
 	replan.entries = decoded;
-	CHECK(plan_builder_replan(&replan, NULL, &replanned) == 0);
+	struct plan_chunk *chunks;
+	CHECK(plan_builder_replan(&replan, NULL, &replanned, &chunks) == 0);
 	check_built(&replan, &m);
 	free(replanned);
+	free(chunks);
 	/* Region by region too: in-place entries follow their blocks, alignment holds. */
 	replan = im;
 	replan.entries = decoded;
 	replan.record.flags |= PLAN_IMAGE_THREAD_REGIONS;
-	CHECK(plan_builder_replan(&replan, NULL, &replanned) == 0);
+	CHECK(plan_builder_replan(&replan, NULL, &replanned, &chunks) == 0);
 	check_built(&replan, &m);
+	free(chunks);
 
 	/* Bad events are refused, not recorded. */
 	CHECK(recording_alloc(&rec, 1 << 30, SITES, 16, 1) == -EINVAL);
