@@ -80,6 +80,13 @@ static uint64_t image_allocations(const struct plan_image_record *r)
 	return r->entry_count + r->folded_count;
 }
 
+/* How a site is planned: "exact" (entries only), "pools" (and pools for its
+ * steady state), "tail" (and its last entries' places for it). */
+static const char *site_kind(const struct plan_site *site)
+{
+	return site->pool_count ? "pools" : site->tail_entries ? "tail" : "exact";
+}
+
 /* The slots and bytes of a site's pools (all the image's, for UINT32_MAX). */
 static void pool_totals(const struct plan_image *im, uint32_t site, uint64_t *slots,
 			uint64_t *bytes)
@@ -134,7 +141,9 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 		char kind[32];
 		pool_totals(im, s->site, &slots, &pool_bytes);
 		if (site->pool_count)
-			snprintf(kind, sizeof(kind), "steady %" PRIu64, slots);
+			snprintf(kind, sizeof(kind), "pools %" PRIu64, slots);
+		else if (site->tail_entries)
+			snprintf(kind, sizeof(kind), "tail %u", site->tail_entries);
 		else
 			snprintf(kind, sizeof(kind), "exact");
 		fprintf(out, "    %14" PRIu64 " %8" PRIu64 " %10" PRIu64 " %-14s ", s->bytes_at_peak,
@@ -185,10 +194,10 @@ static void print_image_json(FILE *out, struct symbolizer *sym, const struct pla
 			"%s{\"site\":%u,\"key\":\"%016" PRIx64 "\",\"bytes_at_peak\":%" PRIu64
 			",\"blocks_at_peak\":%" PRIu64 ",\"allocations\":%" PRIu64
 			",\"total_bytes\":%" PRIu64 ",\"kind\":\"%s\",\"entries\":%" PRIu64
-			",\"slots\":%" PRIu64 ",\"pool_bytes\":%" PRIu64 ",",
+			",\"slots\":%" PRIu64 ",\"pool_bytes\":%" PRIu64 ",\"tail_entries\":%u,",
 			i ? "," : "", s->site, site->key, s->bytes_at_peak, s->blocks_at_peak,
-			s->allocations, s->total_bytes, site->pool_count ? "steady" : "exact",
-			site->entry_count, slots, pool_bytes);
+			s->allocations, s->total_bytes, site_kind(site), site->entry_count, slots,
+			pool_bytes, site->tail_entries);
 		fprintf(out, "\"pools\":[");
 		for (uint32_t k = 0; k < site->pool_count; k++) {
 			const struct plan_pool *p = &im->pools[site->first_pool + k];

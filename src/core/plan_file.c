@@ -203,7 +203,8 @@ static int image_validate_tables(const struct plan_image *im, uint32_t index, ch
 		/* Sites own consecutive runs of entries, in site order: this is what lets
 		 * replay index entries[first_entry + occurrence] without a search. */
 		if (site->first_entry != expected_entry || site->entry_count > r->entry_count ||
-		    site->first_entry > r->entry_count - site->entry_count)
+		    site->first_entry > r->entry_count - site->entry_count ||
+		    site->tail_entries > site->entry_count)
 			return fail(why, why_len, -EINVAL,
 				    "image %u: site %u entries out of order or bounds", index, s);
 		expected_entry += site->entry_count;

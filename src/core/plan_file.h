@@ -161,7 +161,10 @@ static_assert(sizeof(struct plan_symbol) == 16, "symbol layout");
  * the exact entries of its first occurrences; in the file they are
  * plan_site_blocks(entry_count) blocks, numbered on from the previous sites'.
  * Its pools, pools[first_pool + i], serve the occurrences past those, and any
- * whose entry does not fit. The counts describe the recording, for reports. */
+ * whose entry does not fit; a site with no pools but tail_entries serves them
+ * in the places of its last tail_entries entries (a steady loop's last turns,
+ * where nothing else lived while it ran). The counts describe the recording,
+ * for reports. */
 struct plan_site {
 	uint64_t key; /* stable hash of the frames */
 	uint64_t first_entry;
@@ -174,7 +177,7 @@ struct plan_site {
 	uint32_t frame_count;
 	uint32_t first_pool;
 	uint32_t pool_count;
-	uint32_t flags; /* 0 */
+	uint32_t tail_entries; /* at most entry_count */
 };
 static_assert(sizeof(struct plan_site) == 72, "site layout");
 

@@ -17,8 +17,10 @@
  * number of further occurrences from them.
  * A site that repeats but was never folded (fewer occurrences than the window,
  * but reuse: at least RECORDING_STEADY_REUSE times as many blocks as it ever had
- * alive at once) gets pools too, reserved at the end: they serve a longer run
- * of the same program once its exact entries run out.
+ * alive at once) has a tail instead: the places of its last entries, of its
+ * loop's last turns, which replay reuses once its entries run out in a longer
+ * run. While the loop ran, nothing else lived in those bytes; blocks freed only
+ * after it (at exit) did not; pools reserved at the end would overlap those.
  *
  * Each exact entry is written once, when its block ends: what it will say is
  * kept in the block's live slot meanwhile (slots are reused last-freed first, so
@@ -73,10 +75,13 @@
 /* Exact entries of the whole image, at most: past that, every site is folded at
  * its next allocation (a program with very many busy sites). */
 #define RECORDING_EXACT_MAX (UINT64_C(1) << 22)
-/* A site never folded gets pools if it had at least this many blocks, and this
- * many times as many as it ever had alive at once: it reuses its memory. */
+/* A site never folded gets a tail (plan_site.tail_entries) if it had at least
+ * this many blocks, and this many times as many as it ever had alive at once:
+ * it reuses its memory. */
 #define RECORDING_STEADY_MIN   8u
 #define RECORDING_STEADY_REUSE 2u
+/* A tail's entries, at most. */
+#define RECORDING_TAIL_MAX 1024u
 /* Pools (slot sizes) of one site, and chunks of slots, at most. */
 #define RECORDING_POOLS_MAX  16u
 #define RECORDING_CHUNKS_MAX 64u

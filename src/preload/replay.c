@@ -82,7 +82,7 @@ static uint64_t size_class_bits[PLAN_SIZE_CLASSES / 64]; /* the image's */
  * as one miss, and only outcomes are counted: the calls are the hits and misses
  * together, so the two always add up, even with threads still running. */
 struct replay_counters {
-	_Atomic uint64_t hits, pool_hits, hit_bytes, misses[MISS_COUNT];
+	_Atomic uint64_t hits, steady_hits, hit_bytes, misses[MISS_COUNT];
 	struct replay_counters *next;
 };
 
@@ -399,8 +399,16 @@ struct entry_window {
 	uint64_t capacity; /* entries: a block's or WINDOW_WIDE_BLOCKS', or the site's */
 	struct pool_state *pools; /* the site's, pool_count of them, tightest first */
 	uint32_t pool_count;
+	/* The places of the site's last tail_entries entries, read when first needed
+	 * (TAIL_UNREAD until then; NULL if they cannot be), and the one to try
+	 * next: past its entries, a site with no pools reuses them. */
+	struct entry_place *_Atomic tail;
+	uint32_t tail_entries;		/* the site's */
+	_Atomic uint32_t tail_count;	/* places in tail, once read */
+	_Atomic uint32_t tail_cursor;
 	struct entry_codec_place slots[];
 };
+#define TAIL_UNREAD ((struct entry_place *)1)
 
 /* Its address names the calling thread among those alive. */
 static __thread char owner_tag __attribute__((tls_model("initial-exec")));
@@ -505,6 +513,8 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 			w->capacity = capacity;
 			w->pools = pool_states + s->first_pool;
 			w->pool_count = s->pool_count;
+			w->tail_entries = s->pool_count ? 0 : s->tail_entries;
+			atomic_store_explicit(&w->tail, TAIL_UNREAD, memory_order_relaxed);
 			atomic_store_explicit(&windows[site], w, memory_order_release);
 		}
 	}
@@ -623,6 +633,72 @@ static __attribute__((noinline)) bool read_entry(struct entry_window *w, uint64_
 	return ok;
 }
 
+static inline bool place_in_arena(const struct entry_place *e);
+
+/* Reads the places of w's tail, once (whichever thread gets there first
+ * publishes them), in occurrence order, a place as often as its last turns
+ * used it: places tried in proportion to their use served sqlite3 on a longer
+ * script better (97.5% of allocations) than each place once (95.4%). An entry
+ * that cannot be read, or lies outside the arena, is left out. Returns them
+ * (w->tail_count set to how many), or NULL if out of memory. */
+static __attribute__((noinline, cold)) struct entry_place *tail_read(struct entry_window *w)
+{
+	struct entry_place *tail = __libc_malloc(w->tail_entries * sizeof(*tail));
+	struct entry_place *expected = TAIL_UNREAD, e;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; tail && i < w->tail_entries; i++) {
+		if (!read_entry(w, w->entries - w->tail_entries + i, &e) || !place_in_arena(&e))
+			continue;
+		tail[n++] = e;
+	}
+	/* Every thread that reads them counts the same n: stored before the
+	 * pointer is published, it is seen by whoever sees the pointer. */
+	atomic_store_explicit(&w->tail_count, n, memory_order_relaxed);
+	if (!atomic_compare_exchange_strong(&w->tail, &expected, tail)) {
+		__libc_free(tail);
+		return expected;
+	}
+	return tail;
+}
+
+/* A place of w's tail for a block of size bytes aligned to align: the first
+ * whose entry it fits and whose bytes are free, from the cursor on, within
+ * POOL_TRIES. NULL if there is none. */
+static void *tail_claim(struct entry_window *w, size_t size, size_t align)
+{
+	struct entry_place *tail = atomic_load_explicit(&w->tail, memory_order_acquire);
+
+	if (tail == TAIL_UNREAD)
+		tail = tail_read(w);
+	const uint32_t n = atomic_load_explicit(&w->tail_count, memory_order_relaxed);
+	if (!tail || !n)
+		return NULL;
+	uint32_t c = atomic_load_explicit(&w->tail_cursor, memory_order_relaxed);
+	if (c >= n)
+		c = 0;
+	for (uint32_t t = 0; t < n && t < POOL_TRIES; t++) {
+		const struct entry_place *e = &tail[c];
+		if (++c == n)
+			c = 0;
+		void *q;
+		if (size <= e->size_bytes && !(e->offset_bytes & (align - 1)) &&
+		    (q = arena_claim(e->offset_bytes, e->size_bytes))) {
+			atomic_store_explicit(&w->tail_cursor, c, memory_order_relaxed);
+			return q;
+		}
+	}
+	atomic_store_explicit(&w->tail_cursor, c, memory_order_relaxed);
+	return NULL;
+}
+
+/* A place of the site's steady state: a pool slot, or, for a site with no
+ * pools, a place of its tail. NULL if none is free. */
+static inline void *steady_claim(struct entry_window *w, size_t size, size_t align)
+{
+	return w->pool_count ? pool_claim(w, size, align) : tail_claim(w, size, align);
+}
+
 /* Forgets the image being replayed: its sites, windows and statistics. With one
  * thread (a forked child). */
 static void drop_image(void)
@@ -634,8 +710,12 @@ static void drop_image(void)
 		HASH_DEL(sites_by_key, item);
 		__libc_free(item);
 	}
-	for (uint32_t s = 0; windows && s < image.record.site_count; s++)
-		__libc_free(atomic_load(&windows[s]));
+	for (uint32_t s = 0; windows && s < image.record.site_count; s++) {
+		struct entry_window *w = atomic_load(&windows[s]);
+		if (w && atomic_load(&w->tail) != TAIL_UNREAD)
+			__libc_free(atomic_load(&w->tail));
+		__libc_free(w);
+	}
 	__libc_free(windows);
 	__libc_free(site_first_block);
 	__libc_free(block_offsets);
@@ -798,13 +878,14 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 			why = MISS_SLOT_BUSY;
 	}
 	/* Past its entries, or where its entry could not serve it (a run that went
-	 * another way than the recording), a site's pools serve it. */
-	if (!p && w->pool_count) {
-		p = pool_claim(w, size, align);
+	 * another way than the recording), a site's steady state serves it. */
+	if (!p && (w->pool_count || w->tail_entries)) {
+		p = steady_claim(w, size, align);
 		if (p)
-			bump(c, &c->pool_hits, 1);
+			bump(c, &c->steady_hits, 1);
 		else if (k >= w->entries)
-			why = pool_fits(w, size, align) ? MISS_POOL_FULL : MISS_SIZE_TOO_LARGE;
+			why = !w->pool_count || pool_fits(w, size, align) ? MISS_POOL_FULL
+									  : MISS_SIZE_TOO_LARGE;
 	}
 	if (!p) {
 		miss(why);
@@ -918,7 +999,7 @@ static inline __attribute__((always_inline)) void **express_site(uintptr_t retur
 	return cookie;
 }
 
-/* The express path of a site past its entries: a slot of its pools, for the
+/* The express path of a site past its entries: its steady state, for the
  * thread whose site it is (or a process of one thread), with the guard set. The
  * block, counted, or NULL with nothing done. Apart: the steady state of a long
  * run, but no cost to the path of exact entries. */
@@ -928,12 +1009,13 @@ static __attribute__((noinline)) void *express_pool(struct replay_counters *c, v
 	struct entry_window *w = *cookie;
 	void *p;
 
-	if (!w || !w->pool_count || (w->owner != &owner_tag && !lone_thread()) ||
+	if (!w || !(w->pool_count || w->tail_entries) ||
+	    (w->owner != &owner_tag && !lone_thread()) ||
 	    atomic_load_explicit(&w->next_occurrence, memory_order_relaxed) < w->entries ||
-	    !(p = pool_claim(w, size, align)))
+	    !(p = steady_claim(w, size, align)))
 		return NULL;
 	bump_own(&c->hits, 1);
-	bump_own(&c->pool_hits, 1);
+	bump_own(&c->steady_hits, 1);
 	bump_own(&c->hit_bytes, size);
 	return p;
 }
@@ -1149,7 +1231,7 @@ void replay_finish(void)
 	json_key_bool(&j, "exe_in_plan", exe_in_plan);
 	json_key_str(&j, "match", match_names[image_match]);
 	json_key_u64(&j, "hits", hits);
-	json_key_u64(&j, "pool_hits", total(offsetof(struct replay_counters, pool_hits)));
+	json_key_u64(&j, "steady_hits", total(offsetof(struct replay_counters, steady_hits)));
 	json_key_u64(&j, "hit_bytes", total(offsetof(struct replay_counters, hit_bytes)));
 	json_key_object(&j, "misses");
 	for (int i = 0; i < MISS_COUNT; i++)

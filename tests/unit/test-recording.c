@@ -250,9 +250,12 @@ static void check_built(const struct plan_image *im, const struct model *m)
 	}
 	/* A long program has shrinking reallocs; a short one mostly allocates. */
 	CHECK(in_place > n / 20 || n < 1000);
-	/* Its sites reuse their memory: each gets pools for a longer run, placed
-	 * clear of the entries (the blocks still alive, from the end on). */
-	CHECK(im->record.pool_count >= SITES || n < 1000);
+	/* Its sites reuse their memory: each gets a tail for a longer run, the
+	 * places of its last entries. */
+	for (uint32_t s = 0; s < SITES; s++)
+		CHECK(n < 1000 || (im->sites[s].tail_entries > 0 &&
+				   im->sites[s].tail_entries <= im->sites[s].entry_count));
+	CHECK_EQ_U64(im->record.pool_count, 0);
 	uint64_t total = add_pools(im, blocks, n);
 	if (checker_validate(blocks, total, im->record.arena_bytes, why, sizeof(why)) != 0) {
 		fprintf(stderr, "invalid plan: %s\n", why);
