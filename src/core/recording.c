@@ -458,13 +458,49 @@ static uint32_t pool_for(struct recording *rec, uint32_t s, uint64_t size, uint6
 	return pool_grow(rec, s, i, more > 4 ? more : 4) ? i : UINT32_MAX;
 }
 
-/* Records a folded block of site s; returns its handle or RECORDING_NO_TOKEN. */
+/* A folded block is its handle in the address map, with no live slot, so that
+ * the steady state of a long run touches little memory per event: bit 31 set
+ * (a live slot's index stays below 2^31), its site in bits 0-23, its pool in
+ * bits 24-28 (FOLDED_NO_POOL: none), its size in bits 32-63. */
+#define FOLDED_BIT     (UINT64_C(1) << 31)
+#define FOLDED_NO_POOL 31u
+#define FOLDED_SITES   (UINT32_C(1) << 24)
+
+static bool is_folded(uint64_t h)
+{
+	return h & FOLDED_BIT;
+}
+
+static uint64_t folded_handle(uint32_t site, uint32_t pool, uint64_t size)
+{
+	return size << 32 | FOLDED_BIT | (uint64_t)(pool < FOLDED_NO_POOL ? pool : FOLDED_NO_POOL) << 24 |
+	       site;
+}
+
+static uint32_t folded_site(uint64_t h)
+{
+	return (uint32_t)h & (FOLDED_SITES - 1);
+}
+
+static uint32_t folded_pool(uint64_t h)
+{
+	return (uint32_t)(h >> 24) & FOLDED_NO_POOL;
+}
+
+static uint64_t folded_size(uint64_t h)
+{
+	return h >> 32;
+}
+
+/* Records a folded block of site s; returns its handle or RECORDING_NO_TOKEN (a
+ * block of 4 GiB or more, or a site past 2^24, which a handle cannot name: such
+ * a block is not recorded). */
 static uint64_t new_folded(struct recording *rec, uint32_t s, uint64_t size, uint64_t align)
 {
 	struct recording_site *site = &rec->sites[s];
-	uint32_t i = live_take(rec), pool;
+	uint32_t pool;
 
-	if (i == NO_LIVE)
+	if (size >> 32 || s >= FOLDED_SITES)
 		return RECORDING_NO_TOKEN;
 	pool = pool_for(rec, s, size, align);
 	if (pool != UINT32_MAX) { /* else the block is counted, in no pool */
@@ -476,47 +512,44 @@ static uint64_t new_folded(struct recording *rec, uint32_t s, uint64_t size, uin
 	site->count++;
 	rec->folded_count++;
 	rec->clock++;
-	rec->live[i] = (struct recording_live){
-	    .size = size,
-	    .requested = size,
-	    .site = s,
-	    .occurrence = RECORDING_FOLDED,
-	    .range = pool,
-	    .current = NO_IN_PLACE,
-	};
 	note_granules(rec, site->lane, (int64_t)(granules_of(size) * PLAN_GRANULE_BYTES));
 	note_requested(rec, s, (int64_t)size, 1);
 	site->total_requested += size;
-	return handle_of(i, site->lane, 0);
+	return folded_handle(s, pool, size);
 }
 
 /* Ends the block of handle h at the current tick: its entry goes to the log, and
  * the in-place realloc now using it, if any, ends too; or it leaves its pool. */
 static void end_block(struct recording *rec, uint64_t h)
 {
+	uint64_t t = rec->clock++;
+
+	if (is_folded(h)) {
+		uint32_t s = folded_site(h), pool = folded_pool(h);
+		struct recording_site *site = &rec->sites[s];
+		if (pool != FOLDED_NO_POOL)
+			site->pools[pool].live--;
+		note_granules(rec, site->lane,
+			      -(int64_t)(granules_of(folded_size(h)) * PLAN_GRANULE_BYTES));
+		note_requested(rec, s, -(int64_t)folded_size(h), -1);
+		return;
+	}
 	uint32_t i = (uint32_t)h, range = (uint32_t)(h >> 32) & RANGE_MASK;
 	struct recording_live *b = &rec->live[i];
 	struct recording_site *site = &rec->sites[b->site];
-	uint64_t t = rec->clock++;
-
-	if (b->occurrence == RECORDING_FOLDED) {
-		if (b->range != UINT32_MAX)
-			site->pools[b->range].live--;
-	} else {
-		struct offset_allocator *offsets = lane_of_handle(rec, h);
-		__builtin_prefetch(&offsets->ranges[range]);
-		if (b->current != NO_IN_PLACE)
-			rec->in_place[b->current].t_end = t;
-		site->ended[b->occurrence] = (struct recording_ended){
-		    .size = b->size,
-		    .offset = offset_allocator_offset(offsets, range), /* within its lane */
-		    .t_start = b->t_start,
-		    .t_end = t,
-		    .occurrence = b->occurrence,
-		};
-		offset_allocator_give(offsets, range);
-		tally(site, b->size, -1);
-	}
+	struct offset_allocator *offsets = lane_of_handle(rec, h);
+	__builtin_prefetch(&offsets->ranges[range]);
+	if (b->current != NO_IN_PLACE)
+		rec->in_place[b->current].t_end = t;
+	site->ended[b->occurrence] = (struct recording_ended){
+	    .size = b->size,
+	    .offset = offset_allocator_offset(offsets, range), /* within its lane */
+	    .t_start = b->t_start,
+	    .t_end = t,
+	    .occurrence = b->occurrence,
+	};
+	offset_allocator_give(offsets, range);
+	tally(site, b->size, -1);
 	note_granules(rec, (uint32_t)(h >> (32 + RANGE_BITS)),
 		      -(int64_t)(granules_of(b->size) * PLAN_GRANULE_BYTES));
 	note_requested(rec, b->site, -(int64_t)b->requested, -1);
@@ -652,24 +685,36 @@ uint64_t recording_realloc_begin(struct recording *rec, uint64_t old)
  * it fits the block's granules, or its pool's slot. */
 static bool fits_in_place(const struct recording *rec, uint64_t h, uint64_t size)
 {
-	const struct recording_live *b = &rec->live[(uint32_t)h];
-
-	if (b->occurrence != RECORDING_FOLDED)
-		return granules_of(size) <= granules_of(b->size);
-	return b->range != UINT32_MAX && size <= rec->sites[b->site].pools[b->range].slot_bytes;
+	if (is_folded(h))
+		return folded_pool(h) != FOLDED_NO_POOL && !(size >> 32) &&
+		       size <= rec->sites[folded_site(h)].pools[folded_pool(h)].slot_bytes;
+	return granules_of(size) <= granules_of(rec->live[(uint32_t)h].size);
 }
 
-/* The realloc stays in the block of handle h, from site: an entry at the block's
- * offset, taking no space, if the site still records exactly and the block has
- * an entry to continue; else only an occurrence (a site that continues a folded
- * block folds then: an entry could not name the block). */
-static int continue_in_place(struct recording *rec, uint64_t h, uint64_t size, uint32_t site)
+/* The realloc stays in the block of handle *h, from site: an entry at the
+ * block's offset, taking no space, if the site still records exactly and the
+ * block has an entry to continue; else only an occurrence (a site that
+ * continues a folded block folds then: an entry could not name the block). A
+ * folded block's handle, which holds its size, changes. */
+static int continue_in_place(struct recording *rec, uint64_t *h, uint64_t size, uint32_t site)
 {
-	struct recording_live *b = &rec->live[(uint32_t)h];
 	struct recording_site *rs = &rec->sites[site];
 
-	if (b->occurrence == RECORDING_FOLDED)
+	if (is_folded(*h)) {
+		uint32_t s = folded_site(*h);
+		uint64_t was = folded_size(*h);
 		fold(rec, site);
+		rs->count++;
+		rs->total_requested += size;
+		rec->folded_count++;
+		rec->clock++;
+		note_granules(rec, rec->sites[s].lane,
+			      (int64_t)(granules_of(size) - granules_of(was)) * PLAN_GRANULE_BYTES);
+		note_requested(rec, s, (int64_t)size - (int64_t)was, 0);
+		*h = folded_handle(s, folded_pool(*h), size);
+		return 0;
+	}
+	struct recording_live *b = &rec->live[(uint32_t)*h];
 	if (folds_now(rec, site)) {
 		if (b->current != NO_IN_PLACE)
 			rec->in_place[b->current].t_end = rec->clock;
@@ -722,7 +767,7 @@ void recording_realloc_done(struct recording *rec, uint64_t token, uint64_t old,
 		return;
 	}
 	if (site < rec->site_count && size && rec->sites[site].count < UINT32_MAX &&
-	    fits_in_place(rec, token, size) && continue_in_place(rec, token, size, site) == 0) {
+	    fits_in_place(rec, token, size) && continue_in_place(rec, &token, size, site) == 0) {
 		if (addr_map_put(&rec->by_address, address, token) < 0)
 			end_block(rec, token);
 		return;
@@ -780,7 +825,7 @@ static int mark_logs(struct recording *rec)
 	}
 	for (uint32_t i = 0; i < rec->live_used; i++) {
 		const struct recording_live *x = &rec->live[i];
-		if (x->site != RECORDING_NO_SITE && x->occurrence != RECORDING_FOLDED)
+		if (x->site != RECORDING_NO_SITE)
 			rec->sites[x->site].ended[x->occurrence] =
 			    (struct recording_ended){.size = i, .occurrence = LOG_LIVE};
 	}

@@ -162,14 +162,14 @@ struct recording_lane {
 	uint32_t threads;
 };
 
-/* A block alive now, found by its address: its own entry, until it ends; or, for
- * a folded block (occurrence RECORDING_FOLDED), its pool (range). requested is
- * its size now, after reallocations in place; size what it was allocated with. */
-#define RECORDING_FOLDED UINT32_MAX
+/* An exact block alive now, found by its address: its own entry, until it ends
+ * (a folded block has no live slot: its handle in the address map says all).
+ * requested is its size now, after reallocations in place; size what it was
+ * allocated with. */
 struct recording_live {
 	uint64_t t_start, size, requested;
 	uint32_t site, occurrence; /* site: RECORDING_NO_SITE when the slot is unused */
-	uint32_t range; /* in the offset allocator, or the pool; next free slot when unused */
+	uint32_t range;	  /* in the offset allocator; next free slot when unused */
 	uint32_t current; /* the in-place realloc now using it, or NO_IN_PLACE */
 };
 
