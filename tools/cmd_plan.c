@@ -94,7 +94,7 @@ static int plan_file_main(const struct plan_args *a)
 	struct plan_chunk **chunks = NULL;
 	struct plan_image *images = NULL;
 	char why[256];
-	void *buf;
+	const void *buf;
 	size_t len;
 	int r, status = 1;
 
@@ -103,7 +103,7 @@ static int plan_file_main(const struct plan_args *a)
 		plan_usage(stderr);
 		return 2;
 	}
-	if (plan_file_load(a->plan_path, &buf, &len, why, sizeof(why)) < 0) {
+	if (plan_file_map(a->plan_path, &buf, &len, why, sizeof(why)) < 0) {
 		fprintf(stderr, "memplan: %s: %s\n", a->plan_path, why);
 		return 1;
 	}
@@ -159,7 +159,7 @@ out:
 	free(replanned);
 	free(decoded);
 	free(images);
-	free(buf);
+	plan_file_unmap((void *)buf, len);
 	return status;
 }
 

@@ -75,7 +75,7 @@ int cmd_replay(int argc, char **argv)
 	};
 	const char *plan = NULL, *stats = NULL;
 	char why[256];
-	void *buf;
+	const void *buf;
 	size_t len;
 	int c, prefault = 0;
 
@@ -103,13 +103,13 @@ int cmd_replay(int argc, char **argv)
 		return usage("no command given");
 
 	/* Check once here, so that a bad plan gives one line, not one per process. */
-	if (plan_file_load(plan, &buf, &len, why, sizeof(why)) < 0) {
+	if (plan_file_map(plan, &buf, &len, why, sizeof(why)) < 0) {
 		fprintf(stderr, "memplan: %s: %s; running on libc\n", plan, why);
 		unsetenv("MEMPLAN_MODE");
 		return launch_run(argv + optind);
 	}
 	const uint64_t record_id = plan_file_header(buf)->record_id;
-	free(buf);
+	plan_file_unmap((void *)buf, len);
 	char abs[PATH_MAX];
 	if (launch_absolute_path(plan, abs, sizeof(abs)) < 0) {
 		fprintf(stderr, "memplan: %s: path too long\n", plan);

@@ -233,7 +233,7 @@ int cmd_show(int argc, char **argv)
 	bool json = false, svg = false;
 	unsigned top = 10;
 	char why[256];
-	void *buf;
+	const void *buf;
 	size_t len;
 	int c, status = 0;
 
@@ -263,7 +263,7 @@ int cmd_show(int argc, char **argv)
 	if (optind + 1 != argc)
 		return usage("exactly one PLAN is needed");
 	const char *path = argv[optind];
-	if (plan_file_load(path, &buf, &len, why, sizeof(why)) < 0) {
+	if (plan_file_map(path, &buf, &len, why, sizeof(why)) < 0) {
 		fprintf(stderr, "memplan: %s: %s\n", path, why);
 		return 1;
 	}
@@ -273,7 +273,7 @@ int cmd_show(int argc, char **argv)
 	if (svg) {
 		status = plan_svg_show(stdout, path, buf, sym);
 		symbolizer_free(sym);
-		free(buf);
+		plan_file_unmap((void *)buf, len);
 		return status;
 	}
 	uint64_t allocations = 0, arena = 0, lower = 0, sites = 0;
@@ -321,7 +321,7 @@ int cmd_show(int argc, char **argv)
 	if (json)
 		printf("]}\n");
 	symbolizer_free(sym);
-	free(buf);
+	plan_file_unmap((void *)buf, len);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "memplan: cannot write the output\n");
 		return 1;

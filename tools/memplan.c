@@ -1,6 +1,8 @@
 /* The memplan command: a dispatcher to one subcommand per file (cmd_*.c). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "config.h"
@@ -25,8 +27,21 @@ static int usage(FILE *out)
 	return out == stderr ? 2 : 0;
 }
 
+/* Plans are mapped (plan_file_map): one cut short while it is read raises
+ * SIGBUS. Say so and stop, as for any other failure. */
+static void on_sigbus(int sig)
+{
+	static const char msg[] = "memplan: a plan file was cut short while it was read\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
 int main(int argc, char **argv)
 {
+	signal(SIGBUS, on_sigbus);
 	if (argc < 2)
 		return usage(stderr);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))

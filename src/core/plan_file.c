@@ -984,6 +984,49 @@ void plan_file_unmap(void *buf, uint64_t len)
 		munmap(buf, (size_t)len);
 }
 
+/* Gives back the pages of a mapped plan from its start up to the end of the
+ * region just checked: they are read again from the page cache if needed. Not
+ * just the region itself: a fault may map a whole large folio of the page
+ * cache, reaching back over pages given back before. */
+static void give_back(const void *start, size_t bytes, void *ctx)
+{
+	const char *map = ctx;
+	uintptr_t end = ((uintptr_t)start + bytes) & ~(uintptr_t)4095;
+
+	if (end > (uintptr_t)map)
+		madvise((void *)map, end - (uintptr_t)map, MADV_DONTNEED);
+}
+
+int plan_file_map(const char *path, const void **out, size_t *out_len, char *why, size_t why_len)
+{
+	struct stat st;
+	void *map;
+	int fd, r;
+
+	fd = file_open_regular(path, &st);
+	if (fd < 0)
+		return fail(why, why_len, fd, "%s",
+			    fd == -EINVAL ? "not a regular file" : strerror(-fd));
+	if (st.st_size == 0) {
+		close(fd);
+		return header_validate(NULL, 0, why, why_len);
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	r = map == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (r < 0)
+		return fail(why, why_len, r, "cannot map: %s", strerror(-r));
+	const struct plan_file_stream stream = {give_back, NULL, map};
+	r = plan_file_validate_streaming(map, (size_t)st.st_size, why, why_len, &stream);
+	if (r < 0) {
+		munmap(map, (size_t)st.st_size);
+		return r;
+	}
+	*out = map;
+	*out_len = (size_t)st.st_size;
+	return 0;
+}
+
 uint64_t plan_file_peek_record_id(const char *path)
 {
 	struct plan_file_header h;

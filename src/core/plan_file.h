@@ -302,7 +302,7 @@ int plan_file_validate_tables(const void *buf, size_t len, char *why, size_t why
  * allocate. */
 int plan_file_read_tables(int fd, uint64_t len, void **buf, char *why, size_t why_len);
 
-/* Gives back a buffer from plan_file_read_tables. */
+/* Gives back a buffer from plan_file_read_tables or plan_file_map. */
 void plan_file_unmap(void *buf, uint64_t len);
 
 /* The header of a validated buffer. */
@@ -332,6 +332,16 @@ int plan_file_write(const char *path, const struct plan_image *images, uint32_t 
  * negative errno with a reason in why (as plan_file_validate, plus I/O errors).
  * May allocate. */
 int plan_file_load(const char *path, void **buf, size_t *len, char *why, size_t why_len);
+
+/* Maps the plan file at path read-only and validates all of it, as
+ * plan_file_load does, a mebibyte at a time, giving each part's pages back to
+ * the page cache once checked: a big plan costs its reader little memory. The
+ * mapping (*buf, *len) is used as a loaded buffer is; give it back with
+ * plan_file_unmap. A file truncated while mapped raises SIGBUS when read: for
+ * tools, which can say so and stop, not for the program being replayed
+ * (plan_file_read_tables). Returns 0 or a negative errno with a reason in why.
+ * May allocate. */
+int plan_file_map(const char *path, const void **buf, size_t *len, char *why, size_t why_len);
 
 /* The record id in the header of the plan file at path, or 0 if it has no plan
  * header. Reads only the header: files are replaced atomically, so a header that

@@ -72,7 +72,7 @@ int plan_store_merge(const char *path, uint64_t record_id, const struct plan_ima
 {
 	struct plan_image *images = NULL;
 	uint32_t count = 0, old_count = 0;
-	void *old = NULL;
+	const void *old = NULL;
 	size_t old_len = 0;
 	bool add_new = true;
 	int lock_fd, r;
@@ -86,7 +86,7 @@ int plan_store_merge(const char *path, uint64_t record_id, const struct plan_ima
 	/* A missing, foreign or corrupt old file, or one from another recording, is
 	 * simply replaced; only this recording's file is read whole and merged. */
 	if (plan_file_peek_record_id(path) == record_id &&
-	    plan_file_load(path, &old, &old_len, NULL, 0) == 0 &&
+	    plan_file_map(path, &old, &old_len, NULL, 0) == 0 &&
 	    plan_file_header(old)->record_id == record_id)
 		old_count = plan_file_header(old)->image_count;
 
@@ -113,7 +113,7 @@ int plan_store_merge(const char *path, uint64_t record_id, const struct plan_ima
 	r = plan_file_write(path, images, count, record_id);
 out:
 	free(images);
-	free(old);
+	plan_file_unmap((void *)old, old_len);
 	close(lock_fd); /* releases the lock */
 	return r;
 }
