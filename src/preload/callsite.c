@@ -201,23 +201,17 @@ static struct callsite_origin take_origin(void)
 	return origin;
 }
 
-/* The caller's return addresses, up to the depth, into ips, by libunwind's own
- * fast trace (it caches what it learns, but gives no stack pointers). Returns
- * how many. */
+/* The caller's return addresses, up to the depth, into ips, unwound by
+ * libunwind step by step. Not by its unw_backtrace, which is faster but maps a
+ * cache of 256 KiB in every thread that calls it: as much as memplan's whole
+ * footprint in a small program. Returns how many. */
 static int fast_trace(void **ips)
 {
-	void *unwound[CALLSITE_MAX_DEPTH + OWN_FRAMES_MAX];
-	int n = unw_backtrace(unwound, (int)callsite_depth + OWN_FRAMES_MAX), first = 0;
+	uintptr_t sps[CALLSITE_MAX_DEPTH];
+	bool outermost;
 
-	/* memplan's own frames are stripped by module. */
-	while (first < n && (uintptr_t)unwound[first] >= callsite_own_start &&
-	       (uintptr_t)unwound[first] < callsite_own_end)
-		first++;
-	n -= first;
-	if (n > (int)callsite_depth)
-		n = (int)callsite_depth;
-	memcpy(ips, unwound + first, (size_t)(n > 0 ? n : 0) * sizeof(*ips));
-	return n;
+	return frame_walk_unwind(callsite_own_start, callsite_own_end, ips, sps,
+				 (int)callsite_depth, &outermost);
 }
 
 /* The caller's return addresses, up to the depth, into ips: walked from the

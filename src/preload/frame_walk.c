@@ -12,11 +12,16 @@
 #include <libunwind.h>
 
 /* Open addressing by return address, insert only: a return address keeps its
- * slot for the life of the process. 2^16 slots of 16 bytes, mapped on first use
- * of each page. */
-#define SLOT_BITS  16
-#define SLOTS	   (1u << SLOT_BITS)
-#define PROBES_MAX 32
+ * slot as long as its table lives. The table starts small and doubles when half
+ * full, so that it costs memory as the program's code on the stack does (a
+ * table of 2^16 slots from the start, touched at random, took 680 KiB of a
+ * small program's resident set). A new table is published with release and the
+ * old one stays mapped: a reader still walking through it reads sound, if
+ * stale, slots. The tables a process ever had add up to less than twice its
+ * last. */
+#define SLOT_BITS_MIN 10
+#define SLOT_BITS_MAX 20
+#define PROBES_MAX    32
 /* state: how many walks agreed, up to FRAME_WALK_CHECKS; or VARIES. */
 #define VARIES UINT32_MAX
 /* size of the outermost frame: there is no caller to go on to. */
@@ -32,33 +37,56 @@ struct frame_slot {
 	_Atomic uint32_t state;
 };
 
-static struct frame_slot *slots;
+struct frame_table {
+	uint32_t bits;
+	uint32_t used; /* slots taken; under the learner's lock */
+	struct frame_slot slots[];
+};
+
+static struct frame_table *_Atomic table;
+
+static size_t table_bytes(uint32_t bits)
+{
+	return sizeof(struct frame_table) + ((size_t)1 << bits) * sizeof(struct frame_slot);
+}
+
+/* A new empty table of 2^bits slots, or NULL. */
+static struct frame_table *table_new(uint32_t bits)
+{
+	struct frame_table *t = mmap(NULL, table_bytes(bits), PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (t == MAP_FAILED)
+		return NULL;
+	t->bits = bits;
+	return t;
+}
 
 int frame_walk_init(void)
 {
-	void *p = mmap(NULL, SLOTS * sizeof(*slots), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	struct frame_table *t = table_new(SLOT_BITS_MIN);
 
-	if (p == MAP_FAILED)
+	if (!t)
 		return -errno;
-	slots = p;
+	atomic_store_explicit(&table, t, memory_order_release);
 	return 0;
 }
 
-static uint32_t home_of(uint64_t ip)
+static uint32_t home_of(const struct frame_table *t, uint64_t ip)
 {
-	return (uint32_t)((ip * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - SLOT_BITS));
+	return (uint32_t)((ip * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - t->bits));
 }
 
-/* The slot of ip, or NULL. */
-static const struct frame_slot *find(uint64_t ip)
+/* The slot of ip in t, or NULL. */
+static const struct frame_slot *find(const struct frame_table *t, uint64_t ip)
 {
-	uint32_t i = home_of(ip);
+	const uint32_t mask = (UINT32_C(1) << t->bits) - 1;
+	uint32_t i = home_of(t, ip);
 
-	for (int probe = 0; probe < PROBES_MAX; probe++, i = (i + 1) & (SLOTS - 1)) {
-		uint64_t at = atomic_load_explicit(&slots[i].ip, memory_order_acquire);
+	for (int probe = 0; probe < PROBES_MAX; probe++, i = (i + 1) & mask) {
+		uint64_t at = atomic_load_explicit(&t->slots[i].ip, memory_order_acquire);
 		if (at == ip)
-			return &slots[i];
+			return &t->slots[i];
 		if (!at)
 			return NULL;
 	}
@@ -69,7 +97,9 @@ static const struct frame_slot *find(uint64_t ip)
 __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base,
 						       void **ips, int max)
 {
-	if (!slots || !base || sp >= base)
+	const struct frame_table *t = atomic_load_explicit(&table, memory_order_acquire);
+
+	if (!t || !base || sp >= base)
 		return FRAME_WALK_NEVER;
 	/* ra must be what the call left just below the caller's stack pointer. */
 	if (*(const uintptr_t *)(sp - sizeof(uintptr_t)) != ra)
@@ -78,7 +108,7 @@ __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t s
 		ips[n++] = (void *)ra;
 		if (n == max)
 			return n;
-		const struct frame_slot *s = find(ra);
+		const struct frame_slot *s = find(t, ra);
 		if (!s)
 			return FRAME_WALK_LEARNING;
 		uint32_t state = atomic_load_explicit(&s->state, memory_order_relaxed);
@@ -99,26 +129,72 @@ __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t s
 
 void frame_walk_forget(void)
 {
+	struct frame_table *t = atomic_load_explicit(&table, memory_order_relaxed);
+
 	/* Private anonymous pages: given back, they read as zeros (free slots). */
-	if (slots)
-		madvise(slots, SLOTS * sizeof(*slots), MADV_DONTNEED);
+	if (t) {
+		madvise(t->slots, ((size_t)1 << t->bits) * sizeof(t->slots[0]), MADV_DONTNEED);
+		t->used = 0;
+	}
+}
+
+static void insert(struct frame_table *t, uint64_t ip, uint32_t size, uint32_t state);
+
+/* Doubles the table: a copy of every slot in a new one, then published. The
+ * old one is left mapped for readers still in it. Under the learner's lock. */
+static void grow(struct frame_table *t)
+{
+	struct frame_table *bigger = t->bits < SLOT_BITS_MAX ? table_new(t->bits + 1) : NULL;
+
+	if (!bigger)
+		return; /* it fills up: the rest of the frames are unwound */
+	for (uint32_t i = 0; i < (UINT32_C(1) << t->bits); i++) {
+		const struct frame_slot *s = &t->slots[i];
+		uint64_t ip = atomic_load_explicit(&s->ip, memory_order_relaxed);
+		if (ip)
+			insert(bigger, ip, s->size,
+			       atomic_load_explicit(&s->state, memory_order_relaxed));
+	}
+	atomic_store_explicit(&table, bigger, memory_order_release);
+}
+
+/* Puts a slot for ip with size and state in t (not there yet), if a free slot
+ * is near enough its home. */
+static void insert(struct frame_table *t, uint64_t ip, uint32_t size, uint32_t state)
+{
+	const uint32_t mask = (UINT32_C(1) << t->bits) - 1;
+	uint32_t i = home_of(t, ip);
+
+	for (int probe = 0; probe < PROBES_MAX; probe++, i = (i + 1) & mask) {
+		struct frame_slot *s = &t->slots[i];
+		if (atomic_load_explicit(&s->ip, memory_order_relaxed))
+			continue;
+		s->size = size;
+		atomic_store_explicit(&s->state, state, memory_order_relaxed);
+		atomic_store_explicit(&s->ip, ip, memory_order_release);
+		t->used++;
+		return;
+	}
 }
 
 /* Counts one walk's view of ip's frame size. Under the learner's lock. */
 static void learn(uint64_t ip, uint32_t size)
 {
-	uint32_t i = home_of(ip);
+	struct frame_table *t = atomic_load_explicit(&table, memory_order_relaxed);
 
-	if (!slots || !ip)
+	if (!t || !ip)
 		return;
-	for (int probe = 0; probe < PROBES_MAX; probe++, i = (i + 1) & (SLOTS - 1)) {
-		struct frame_slot *s = &slots[i];
+	if (2 * (t->used + 1) > (UINT32_C(1) << t->bits)) {
+		grow(t);
+		t = atomic_load_explicit(&table, memory_order_relaxed);
+	}
+	const uint32_t mask = (UINT32_C(1) << t->bits) - 1;
+	uint32_t i = home_of(t, ip);
+	for (int probe = 0; probe < PROBES_MAX; probe++, i = (i + 1) & mask) {
+		struct frame_slot *s = &t->slots[i];
 		uint64_t at = atomic_load_explicit(&s->ip, memory_order_relaxed);
 		if (!at) {
-			s->size = size;
-			atomic_store_explicit(&s->state, size == UNWALKABLE ? VARIES : 1,
-					      memory_order_relaxed);
-			atomic_store_explicit(&s->ip, ip, memory_order_release);
+			insert(t, ip, size, size == UNWALKABLE ? VARIES : 1);
 			return;
 		}
 		if (at != ip)
