@@ -162,11 +162,17 @@ struct entry_window;
 
 /* The plan's tables, read into memory of memplan's own (plan_file_read_tables:
  * never a mapping of the file, which a program that truncates or rewrites the
- * plan while it runs would turn into SIGBUS), and the plan's descriptor for
- * reading entries (read_entry), with where each site's blocks of encoded
- * entries lie. */
+ * plan while it runs would turn into SIGBUS) while the image is set up, then
+ * given back; the plan's descriptor for reading entries (read_entry), with
+ * where each site's blocks of encoded entries lie; and what replay needs of
+ * each site. */
 static const char *plan_map;
 static uint64_t plan_bytes;
+struct site_plan {
+	uint64_t entries;
+	uint32_t first_pool, pool_count, tail_entries;
+};
+static struct site_plan *site_plans;
 static int plan_fd = -1;
 static struct stat plan_identity; /* the file as validated */
 static uint64_t entries_file_offset;
@@ -206,11 +212,17 @@ static const void *map_plan(void)
 	return tables;
 }
 
-/* Gives back the plan's tables and descriptor. */
-static void unmap_plan(void)
+/* Gives back the plan's tables; the image's record, copied, stays. */
+static void drop_tables(void)
 {
 	plan_file_unmap((void *)plan_map, plan_bytes);
 	plan_map = NULL;
+}
+
+/* Gives back the plan's tables and descriptor. */
+static void unmap_plan(void)
+{
+	drop_tables();
 	if (plan_fd >= 0)
 		close(plan_fd);
 	plan_fd = -1;
@@ -278,11 +290,15 @@ static int index_image(void)
 
 	windows = __libc_calloc(r->site_count ? r->site_count : 1, sizeof(*windows));
 	site_first_block = __libc_malloc((r->site_count ? r->site_count : 1) * sizeof(uint64_t));
-	if (!windows || !site_first_block)
+	site_plans = __libc_malloc((r->site_count ? r->site_count : 1) * sizeof(*site_plans));
+	if (!windows || !site_first_block || !site_plans)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < r->site_count; s++) {
+		const struct plan_site *site = &image.sites[s];
 		site_first_block[s] = blocks;
-		blocks += plan_site_blocks(image.sites[s].entry_count);
+		blocks += plan_site_blocks(site->entry_count);
+		site_plans[s] = (struct site_plan){site->entry_count, site->first_pool,
+						   site->pool_count, site->tail_entries};
 	}
 	block_offsets = __libc_malloc((blocks + 1) * sizeof(uint64_t));
 	if (!block_offsets)
@@ -345,6 +361,7 @@ int replay_start(void)
 	}
 	preload_config.depth = image.record.depth;
 	r = index_image();
+	drop_tables(); /* what replay needs of them is copied */
 	if (r == 0)
 		r = callsite_init(image.record.depth, &interner);
 	if (r == 0)
@@ -493,23 +510,23 @@ struct entry_place {
 /* The window of site, made on its first use; NULL if out of memory. */
 static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 {
-	const struct plan_site *s = &image.sites[site];
+	const struct site_plan *s = &site_plans[site];
 	struct entry_window *w;
 
 	pthread_mutex_lock(&windows_lock);
 	w = atomic_load_explicit(&windows[site], memory_order_relaxed);
 	if (!w) {
-		uint64_t capacity = s->entry_count >= WINDOW_WIDE_ENTRIES
+		uint64_t capacity = s->entries >= WINDOW_WIDE_ENTRIES
 					? WINDOW_WIDE_BLOCKS * PLAN_BLOCK_ENTRIES
-				    : s->entry_count < PLAN_BLOCK_ENTRIES ? s->entry_count
-									  : PLAN_BLOCK_ENTRIES;
+				    : s->entries < PLAN_BLOCK_ENTRIES ? s->entries
+								      : PLAN_BLOCK_ENTRIES;
 		size_t bytes = (sizeof(*w) + capacity * sizeof(w->slots[0]) + 63) / 64 * 64;
 		w = __libc_memalign(64, bytes);
 		if (w) {
 			memset(w, 0, bytes);
 			w->site = site;
 			w->owner = &owner_tag;
-			w->entries = s->entry_count;
+			w->entries = s->entries;
 			w->capacity = capacity;
 			w->pools = pool_states + s->first_pool;
 			w->pool_count = s->pool_count;
@@ -721,6 +738,8 @@ static void drop_image(void)
 	__libc_free(block_offsets);
 	__libc_free(pool_states);
 	__libc_free(chunk_states);
+	__libc_free(site_plans);
+	site_plans = NULL;
 	pool_states = NULL;
 	chunk_states = NULL;
 	windows = NULL;
@@ -749,6 +768,7 @@ static bool take_own_image(const struct plan_image *mine)
 	image = *mine;
 	preload_config.depth = image.record.depth;
 	r = index_image();
+	drop_tables();
 	if (r == 0)
 		r = arena_map(image.record.arena_bytes, preload_config.prefault);
 	if (r < 0) {
@@ -775,10 +795,22 @@ bool replay_after_fork_child(void)
 			atomic_fetch_add(&w->seq, 1);
 		}
 	}
-	/* preload_config.image is the child's now (image_identity_fork). */
-	enum image_match how = plan_map ? find_image(plan_map, &mine) : MATCH_NONE;
-	if (how == MATCH_NONE || !take_own_image(&mine))
+	/* preload_config.image is the child's now (image_identity_fork); the
+	 * plan's tables, given back by the parent, are read again to find its. */
+	enum image_match how = MATCH_NONE;
+	int fd = plan_fd >= 0 ? plan_descriptor() : -1;
+	char why[256];
+	void *tables;
+	if (fd >= 0 && plan_file_read_tables(fd, (uint64_t)plan_identity.st_size, &tables, why,
+					     sizeof(why)) == 0) {
+		plan_map = tables;
+		plan_bytes = (uint64_t)plan_identity.st_size;
+		how = find_image(plan_map, &mine);
+	}
+	if (how == MATCH_NONE || !take_own_image(&mine)) {
+		drop_tables();
 		return false;
+	}
 	image_match = how;
 	return true;
 }
