@@ -31,6 +31,7 @@
 #include "log.h"
 #include "lone_atomic.h"
 #include "plan_file.h"
+#include "pool_slots.h"
 #include "quiet_fd.h"
 #include "real_libc.h"
 #include "uthash_libc.h"
@@ -266,9 +267,7 @@ static enum image_match find_image(const void *plan, struct plan_image *found)
 }
 
 /* A pool of the image, as replay serves it: its slots, numbered through its
- * chunks in order; cursor is the slot to try next, moved on by whoever claims (a
- * plain store: a lost update only makes a thread try a busy slot, which the
- * arena refuses). */
+ * chunks in order, and which of them may be free (pool_slots.h). */
 struct chunk_state {
 	uint64_t offset_bytes;
 	uint32_t first_slot, slot_count;
@@ -278,10 +277,11 @@ struct pool_state {
 	uint32_t slot_count, align_bytes;
 	const struct chunk_state *chunks;
 	uint32_t chunk_count;
-	_Atomic uint32_t cursor;
+	struct pool_slots *free;
 };
 static struct pool_state *pool_states;	 /* the image's, in its order */
 static struct chunk_state *chunk_states; /* the image's, in its order */
+static struct pool_slots *pool_free;	 /* the image's pools' */
 
 static int index_image(void)
 {
@@ -308,7 +308,10 @@ static int index_image(void)
 	memcpy(size_class_bits, r->size_classes, sizeof(size_class_bits));
 	pool_states = __libc_calloc(r->pool_count ? r->pool_count : 1, sizeof(*pool_states));
 	chunk_states = __libc_calloc(r->chunk_count ? r->chunk_count : 1, sizeof(*chunk_states));
-	if (!pool_states || !chunk_states)
+	pool_free = __libc_calloc(r->pool_count ? r->pool_count : 1, sizeof(*pool_free));
+	if (!pool_states || !chunk_states || !pool_free ||
+	    pool_slots_init(image.pools, r->pool_count, image.chunks, r->chunk_count,
+			    r->arena_bytes, pool_free) < 0)
 		return -ENOMEM;
 	for (uint32_t k = 0; k < r->pool_count; k++) {
 		const struct plan_pool *p = &image.pools[k];
@@ -319,6 +322,7 @@ static int index_image(void)
 		    .align_bytes = p->align_bytes,
 		    .chunks = chunk_states + p->first_chunk,
 		    .chunk_count = p->chunk_count,
+		    .free = &pool_free[k],
 		};
 		for (uint32_t c = p->first_chunk; c < p->first_chunk + p->chunk_count; c++) {
 			chunk_states[c] = (struct chunk_state){
@@ -452,39 +456,33 @@ static inline uint32_t take_occurrence(struct entry_window *w)
 	return lone_fetch_add32(&w->next_occurrence, 1);
 }
 
-/* The number of slots of a pool tried, from its cursor on, before the next
- * bigger pool is tried. */
+/* The slots of a pool tried, those whose bits say they may be free, before the
+ * next bigger pool is tried. */
 #define POOL_TRIES 16u
 
-/* A slot of the site's pools for a block of size bytes aligned to align: the
- * first free slot from the cursor on, within POOL_TRIES, of the tightest pool
- * that fits it, or failing that of the next, and so on; claimed whole, so that
- * the block may grow in place up to the slot. NULL if there is none. */
+/* A slot of the site's pools for a block of size bytes aligned to align: one
+ * that may be free (pool_slots.h) of the tightest pool that fits it, or failing
+ * that of the next, and so on; claimed whole, so that the block may grow in
+ * place up to the slot. NULL if there is none. */
 static inline void *pool_claim(struct entry_window *w, size_t size, size_t align)
 {
 	for (uint32_t i = 0; i < w->pool_count; i++) {
 		struct pool_state *p = &w->pools[i];
 		if (p->slot_bytes < size || p->align_bytes < align)
 			continue;
-		uint32_t c = atomic_load_explicit(&p->cursor, memory_order_relaxed), j = 0;
-		uint32_t tries = p->slot_count < POOL_TRIES ? p->slot_count : POOL_TRIES;
-		if (c >= p->slot_count)
-			c = 0;
-		while (c - p->chunks[j].first_slot >= p->chunks[j].slot_count)
-			j++; /* the chunk that holds slot c */
-		for (uint32_t t = 0; t < tries; t++) {
-			const struct chunk_state *chunk = &p->chunks[j];
-			uint64_t offset = chunk->offset_bytes +
-					  (uint64_t)(c - chunk->first_slot) * p->slot_bytes;
-			if (++c - chunk->first_slot >= chunk->slot_count && ++j == p->chunk_count)
-				c = j = 0;
-			void *q = arena_claim(offset, p->slot_bytes);
-			if (q) {
-				atomic_store_explicit(&p->cursor, c, memory_order_relaxed);
+		for (uint32_t t = 0; t < POOL_TRIES; t++) {
+			uint32_t slot = pool_slots_take(p->free), j = 0;
+			if (slot >= p->slot_count)
+				break; /* none free, as far as the bits know */
+			while (slot - p->chunks[j].first_slot >= p->chunks[j].slot_count)
+				j++; /* the chunk that holds it */
+			void *q = arena_claim(p->chunks[j].offset_bytes +
+						  (uint64_t)(slot - p->chunks[j].first_slot) *
+						      p->slot_bytes,
+					      p->slot_bytes);
+			if (q)
 				return q;
-			}
 		}
-		atomic_store_explicit(&p->cursor, c, memory_order_relaxed);
 	}
 	return NULL;
 }
@@ -736,12 +734,15 @@ static void drop_image(void)
 	__libc_free(windows);
 	__libc_free(site_first_block);
 	__libc_free(block_offsets);
+	pool_slots_fini(pool_free, image.record.pool_count);
+	__libc_free(pool_free);
 	__libc_free(pool_states);
 	__libc_free(chunk_states);
 	__libc_free(site_plans);
 	site_plans = NULL;
 	pool_states = NULL;
 	chunk_states = NULL;
+	pool_free = NULL;
 	windows = NULL;
 	site_first_block = block_offsets = NULL;
 	/* The counter blocks stay allocated: the parent's threads are gone, and
@@ -1187,7 +1188,8 @@ void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uin
 		q = cookie ? express_claim(c, cookie, size, 1) : NULL;
 		if (q) {
 			memcpy(q, p, planned);
-			arena_release(p);
+			if (arena_release(p))
+				pool_slots_freed((uintptr_t)p - arena_base);
 		}
 	} else if (size_planned(size)) {
 		/* It stays in place, and uses up its occurrence as when recording

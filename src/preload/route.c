@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "pool_slots.h"
 #include "real_libc.h"
 #include "record.h"
 #include "replay.h"
@@ -65,6 +66,7 @@ void route_free(void *p)
 	if (arena_owns(p)) {
 		if (!arena_release(p))
 			arena_bad_pointer("free", p);
+		pool_slots_freed((uintptr_t)p - arena_base);
 	} else if (!arena_retired_owns(p)) { /* those are never freed (arena.h) */
 		switch (preload_mode_now()) {
 		case PRELOAD_RECORD:
@@ -112,8 +114,8 @@ static void *realloc_arena(void *p, size_t size, bool nested, bool retired)
 			replay_note_libc((int64_t)libc_usable(q));
 	}
 	memcpy(q, p, planned);
-	if (!retired)
-		arena_release(p);
+	if (!retired && arena_release(p))
+		pool_slots_freed((uintptr_t)p - arena_base);
 	return q;
 }
 

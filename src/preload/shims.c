@@ -9,6 +9,7 @@
 
 #include "arena.h"
 #include "callsite.h"
+#include "pool_slots.h"
 #include "real_libc.h"
 #include "replay.h"
 #include "route.h"
@@ -60,6 +61,8 @@ MEMPLAN_EXPORT void free(void *p)
 	if (arena_owns(p)) {
 		guard_enter();
 		bool released = arena_release(p);
+		if (released)
+			pool_slots_freed((uintptr_t)p - arena_base);
 		guard_leave();
 		if (!released)
 			arena_bad_pointer("free", p);
