@@ -2,8 +2,9 @@
  * every entry of every image is moved so that entries alive at the same time
  * overlap in space. Replay must notice at run time and never hand out
  * overlapping live blocks. usage: hostile-plan IN OUT MODE, MODE one of
- *   zero:    every entry at offset 0;
- *   shuffle: every entry at a pseudo-random granule offset inside the arena;
+ *   zero:    every entry, and every chunk of pool slots, at offset 0;
+ *   shuffle: every entry and chunk at a pseudo-random offset inside the arena
+ *            (aligned as the reader demands, so that the file is accepted);
  *   badblocks: the entries left as they are, but every other block of encoded
  *            entries made undecodable (a reserved flag), the checksum made
  *            valid again: the tables pass, the blocks do not;
@@ -103,6 +104,29 @@ int main(int argc, char **argv)
 			images[i].entries = entries;
 			continue;
 		}
+		/* The chunks too: a hostile plan's pools overlap everything. */
+		const uint32_t chunk_count = images[i].record.chunk_count;
+		struct plan_chunk *chunks = calloc(chunk_count + 1, sizeof(*chunks));
+		for (uint32_t k = 0; k < chunk_count; k++) {
+			const struct plan_pool *pool = &images[i].pools[images[i].chunks[k].pool];
+			uint64_t bytes = pool->slot_bytes * images[i].chunks[k].slot_count;
+			if (bytes > biggest)
+				biggest = bytes;
+		}
+		arena = (biggest + 2 * PLAN_MAX_ALIGN_BYTES) & ~(uint64_t)(PLAN_MAX_ALIGN_BYTES - 1);
+		for (uint32_t k = 0; k < chunk_count; k++) {
+			const struct plan_pool *pool = &images[i].pools[images[i].chunks[k].pool];
+			uint64_t room = arena - pool->slot_bytes * images[i].chunks[k].slot_count;
+			uint64_t align = pool->align_bytes > PLAN_GRANULE_BYTES ? pool->align_bytes
+									       : PLAN_GRANULE_BYTES;
+			chunks[k] = images[i].chunks[k];
+			chunks[k].offset_bytes = 0;
+			if (!strcmp(argv[3], "shuffle")) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				chunks[k].offset_bytes = (seed >> 20) % (room + 1) / align * align;
+			}
+		}
+		images[i].chunks = chunks;
 		for (uint64_t e = 0; e < count; e++) {
 			uint64_t room = arena - entries[e].size_bytes, off = 0;
 			if (!strcmp(argv[3], "shuffle")) {

@@ -25,6 +25,22 @@ for prog in "pattern_threads 4 20000" "family 5" "forker"; do
     [ "$busy" -gt 0 ] || fail "$name/$mode: the overlapping plan was never refused"
   done
 done
+
+# A longer run than the recorded one goes on in the sites' pools and tails,
+# which the hostile plans move over each other and the entries too: still no
+# overlap (pattern_threads checks every byte), and the busy ones refused.
+name=pattern_threads
+run_plain longer "$PROGRAMS/pattern_threads" 4 60000
+for mode in zero shuffle; do
+  "$HOSTILE_PLAN" "$WORK/$name.good.plan" "$WORK/longer.plan" $mode
+  run_replay longer timeout 120 "$PROGRAMS/pattern_threads" 4 60000
+  same_as_plain longer replay
+  no_memplan_messages longer replay
+  steady=$(stat_sum longer steady_hits)
+  refused=$(( $(stat_sum longer misses.slot_busy) + $(stat_sum longer misses.pool_full) ))
+  echo "longer/$mode: $(stat_sum longer hits) served ($steady by the steady state), $refused refused"
+  [ "$refused" -gt 0 ] || fail "longer/$mode: the overlapping pools were never refused"
+done
 # A plan whose tables and checksum pass but whose entries do not (MODE, made by
 # hostile-plan): memplan replay's strict check refuses it with one line naming
 # the problem (EXPECTED); the raw form, which checks entries as it reads them,
