@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Plans outlast their recording: a plan recorded on a short input serves a run
+# on an input twenty times longer, and one recorded with one argument serves a
+# run with another (the plan of the nearest arguments). Each replay must print
+# what a plain run prints, and serve at least 90% of its main process's
+# allocation calls from the arena. A steady loop's plan is the same size, and
+# its recording takes about the same memory, whatever the loop's length.
+. "$(dirname "$0")/lib.sh"
+need jq sqlite3 perl /usr/bin/python3 /usr/bin/time
+
+python3 -S - "$WORK" <<'PY'
+import json, random, sys
+work = sys.argv[1]
+words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+for n in (1000, 20000):
+    r = random.Random(n)  # the short input is no prefix of the long one
+    with open("%s/in%d.jsonl" % (work, n), "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": i, "name": " ".join(r.choice(words) for _ in range(r.randint(1, 8))),
+                                "tags": [r.choice(words) for _ in range(r.randint(0, 12))],
+                                "v": r.random()}) + "\n")
+    with open("%s/in%d.sql" % (work, n), "w") as f:
+        f.write("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, v REAL);\n")
+        for i in range(n):
+            name = " ".join(r.choice(words) for _ in range(r.randint(1, 8)))
+            f.write("INSERT INTO t(name, v) VALUES ('%s', %r);\n" % (name, r.random()))
+            if i % 50 == 49:
+                f.write("SELECT count(*), sum(length(name)) FROM t WHERE v > %r;\n" % r.random())
+                f.write("DELETE FROM t WHERE id < %d;\n" % (i - 200))
+    with open("%s/in%d.txt" % (work, n), "w") as f:
+        for i in range(n):
+            f.write(" ".join(r.choice(words) for _ in range(r.randint(1, 15))) + " %d\n" % r.randint(0, 10**6))
+PY
+cat >"$WORK/script.py" <<'PY'
+import json, sys
+total = 0
+for i in range(int(sys.argv[1])):
+    total += len(json.dumps({"id": i, "name": "x" * (i % 700), "vals": list(range(i % 300))}))
+print(total)
+PY
+
+# main_served NAME PERCENT: the stats line of the process that allocated most
+# (the main process) served at least PERCENT% of its allocation calls.
+main_served() {
+  python3 -S - "$WORK/$1.stats" "$1" "$2" <<'PY' || fail "$1: too few allocations served (above)"
+import json, sys
+d = max((json.loads(l) for l in open(sys.argv[1])), key=lambda d: d["allocs"])
+share = 100.0 * d["hits"] / max(d["allocs"], 1)
+print("%s: %d of %d allocations served (%.1f%%), %d by the steady state, match %s" %
+      (sys.argv[2], d["hits"], d["allocs"], share, d["steady_hits"], d["match"]))
+sys.exit(0 if share >= float(sys.argv[3]) else 1)
+PY
+}
+
+# longer NAME CMD...: recorded with stdin from the short input, replayed with
+# the long one; IN is the inputs' extension.
+longer() {
+  local name=$1 ext=$2; shift 2
+  run_record "$name" "$@" <"$WORK/in1000.$ext"
+  no_memplan_messages "$name" record
+  run_plain "$name" "$@" <"$WORK/in20000.$ext"
+  run_replay "$name" "$@" <"$WORK/in20000.$ext"
+  same_as_plain "$name" replay
+  no_memplan_messages "$name" replay
+  main_served "$name" 90
+}
+longer jq jsonl jq -c '{id, n: (.tags|length), name}'
+longer sqlite3 sql sqlite3 :memory:
+longer perl txt perl -ne 'my @w = split; $c{$w[0]}++; $t += length; END { print scalar(keys %c), " $t\n" }'
+# Python's small objects live in its own arenas; the calls that reach malloc are
+# its bigger strings, lists and dictionaries.
+longer python3 txt /usr/bin/python3 -c '
+import sys, collections
+c = collections.Counter(); total = 0
+for line in sys.stdin:
+    w = line.split(); c[w[0]] += 1; total += sum(len(x) for x in w)
+print(len(c), total, c.most_common(2))'
+
+# Other arguments: the length of the run is an argument.
+other_args() {
+  local name=$1 short=$2 long=$3; shift 3
+  run_record "$name" "$@" "$short"
+  run_plain "$name" "$@" "$long"
+  run_replay "$name" "$@" "$long"
+  same_as_plain "$name" replay
+  no_memplan_messages "$name" replay
+  grep -q '"match":"same_exe"' "$WORK/$name.stats" ||
+    fail "$name: the run with other arguments did not take the plan of the nearest"
+  main_served "$name" 90
+}
+other_args loop 10000 200000 "$PROGRAMS/steady_loop"
+other_args script 2000 40000 /usr/bin/python3 "$WORK/script.py"
+
+# The plan and the recording's memory follow the program's behaviour, not the
+# run's length: twenty times the turns, the same plan size (within 5%), and at
+# most a quarter more memory while recording.
+recorded() {
+  /usr/bin/time -f %M -o "$WORK/loop$1.rss" "$MEMPLAN" record -o "$WORK/loop$1.plan" -- \
+    "$PROGRAMS/steady_loop" "$1" >/dev/null
+  echo "steady_loop $1 turns: plan of $(stat -c %s "$WORK/loop$1.plan") bytes, recorded in $(cat "$WORK/loop$1.rss") KiB"
+}
+recorded 50000
+recorded 1000000
+python3 -S - "$WORK" <<'PY' || fail "the plan or the recording grew with the run (above)"
+import os, sys
+w = sys.argv[1]
+size = [os.path.getsize("%s/loop%d.plan" % (w, n)) for n in (50000, 1000000)]
+rss = [int(open("%s/loop%d.rss" % (w, n)).read().split()[-1]) for n in (50000, 1000000)]
+sys.exit(0 if size[1] <= size[0] * 1.05 and rss[1] <= rss[0] * 1.25 else 1)
+PY
+echo "steady state: ok"
