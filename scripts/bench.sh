@@ -9,6 +9,11 @@
 # whichever ran last. Each run's stdout is compared with the glibc run's, so an
 # allocator that changes a program's result is reported, not timed.
 #
+# memplan replays each workload with a plan recorded once, before the timed runs.
+# For most workloads the recorded run is the replayed one; the workloads named
+# *-longer and *-args replay a longer run, on another input or with other arguments,
+# than the one recorded (a plan outlives its recording: docs/steady-state.md).
+#
 # Environment:
 #   BENCH_REPS=N      repetitions (default 5; 2 with BENCH_QUICK=1)
 #   BENCH_QUICK=1     a fast smoke run: smaller inputs, fewer repetitions
@@ -38,58 +43,21 @@ else
 	out_dir=${BENCH_OUT_DIR:-$root/docs}
 fi
 
-die() {
-	echo "bench: $*" >&2
-	exit 1
-}
-say() {
-	echo "bench: $*" >&2
-}
+bench_name=bench
+# shellcheck source=scripts/bench/common.sh
+. "$root/scripts/bench/common.sh"
 
 case "$reps" in
 '' | *[!0-9]* | 0) die "BENCH_REPS must be a whole number >= 1 (got '$reps')" ;;
 esac
-# Commands are kept as space-separated strings below.
+# Commands are kept as strings of shell words below, their paths unquoted.
 case "$root$build" in
 *' '*) die "paths with spaces are not supported: $root, $build" ;;
 esac
 
 # --- dependencies -----------------------------------------------------------------
-# Debian package -> a file it must provide.
-ensure_packages() {
-	local -a missing=()
-	local pkg
-	for pkg in libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 heaptrack sqlite3 python3 \
-		meson ninja-build; do
-		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
-			missing+=("$pkg")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	if [ "${BENCH_NO_INSTALL:-0}" = 1 ]; then
-		die "missing packages: ${missing[*]} (BENCH_NO_INSTALL=1 forbids installing them)"
-	fi
-	local sudo=
-	[ "$(id -u)" -eq 0 ] || sudo=sudo
-	say "installing ${missing[*]}"
-	$sudo apt-get update -q >&2 || die "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >&2 ||
-		die "apt-get install ${missing[*]} failed"
-}
-
-# The one shared object of a package that matches a pattern.
-package_lib() {
-	local lib
-	lib=$(dpkg -L "$1" | grep -E "$2" | head -n 1)
-	if [ -z "$lib" ] || [ ! -f "$lib" ]; then
-		die "package $1 has no file matching $2"
-	fi
-	echo "$lib"
-}
-
-ensure_packages
-jemalloc_so=$(package_lib libjemalloc2 '/libjemalloc\.so\.2$')
-mimalloc_so=$(package_lib libmimalloc2.0 '/libmimalloc\.so\.2$')
-tcmalloc_so=$(package_lib libtcmalloc-minimal4 '/libtcmalloc_minimal\.so\.4$')
+ensure_packages "${allocator_packages[@]}" heaptrack sqlite3 python3 jq perl meson ninja-build
+find_allocators
 python_bin=$(command -v python3.11 || true)
 # The Debian interpreter itself, not a wrapper script (pyenv shims run bash first,
 # which would put a shell, not Python, under each allocator).
@@ -101,13 +69,18 @@ for candidate in /usr/bin/python3 "$python_bin"; do
 done
 sqlite_bin=$(readlink -f /usr/bin/sqlite3)
 [ -x "$sqlite_bin" ] || die "/usr/bin/sqlite3 is missing"
+jq_bin=$(readlink -f /usr/bin/jq)
+[ -x "$jq_bin" ] || die "/usr/bin/jq is missing"
+perl_bin=$(readlink -f /usr/bin/perl)
+[ -x "$perl_bin" ] || die "/usr/bin/perl is missing"
 
 # --- build ------------------------------------------------------------------------
 work=$(mktemp -d /tmp/memplan-bench.XXXXXX)
 cleanup() {
 	if [ -n "${BENCH_KEEP_DIR:-}" ] && [ -f "$work/meta.env" ]; then
 		# The plans themselves are hundreds of MiB; their summaries are kept.
-		mkdir -p "$BENCH_KEEP_DIR" && rm -rf "$work/src" "$work/build" "$work"/plans/*.plan &&
+		mkdir -p "$BENCH_KEEP_DIR" &&
+			rm -rf "$work/src" "$work/build" "$work/in" "$work"/plans/*.plan &&
 			cp -r "$work"/. "$BENCH_KEEP_DIR"/ &&
 			say "raw figures kept in $BENCH_KEEP_DIR"
 	fi
@@ -118,21 +91,11 @@ trap cleanup EXIT
 src=$root
 rev_text=
 if [ -n "${BENCH_REV:-}" ]; then
-	rev=$(git -C "$root" rev-parse --verify "${BENCH_REV}^{commit}") ||
-		die "BENCH_REV=$BENCH_REV is not a commit"
 	src="$work/src"
 	build="$work/build"
-	mkdir -p "$src"
-	git -C "$root" archive --format=tar "$rev" | tar -x -C "$src" ||
-		die "cannot export $rev"
-	rev_text=$(git -C "$root" rev-parse --short "$rev")
+	export_rev "$BENCH_REV" "$src"
 fi
-if [ ! -f "$build/build.ninja" ]; then
-	say "configuring $build (release)"
-	meson setup "$build" "$src" --buildtype=release -Dtests=true >&2 ||
-		die "meson setup failed (are the build dependencies installed?)"
-fi
-ninja -C "$build" >&2 || die "the build failed"
+build_release "$src" "$build"
 lib="$build/src/preload/libmemplan.so"
 cli="$build/tools/memplan"
 run="$build/tests/bench/bench-run"
@@ -141,28 +104,103 @@ for f in "$lib" "$cli" "$run" "$build/tests/bench/bench-churn" "$build/tests/ben
 done
 
 # --- workloads --------------------------------------------------------------------
-mkdir -p "$work/plans" "$work/stats" "$work/out" "$work/prof"
+# A workload is the command run under every allocator (wl_cmd, its stdin wl_in, its
+# extra environment wl_env) and the command whose recording is the plan memplan
+# replays it with (wl_rec_cmd, wl_rec_in): the same run unless set. A workload whose
+# recording differs stands for a plan recorded once, on a short input or with other
+# arguments, that serves longer runs (docs/steady-state.md).
+mkdir -p "$work/plans" "$work/stats" "$work/out" "$work/prof" "$work/in"
 
+short_lines=1000 long_lines=20000
+py_rec_n=2000 py_n=40000
 if [ "$quick" = 1 ]; then
 	churn_ops=300000 mt_ops=100000 layer_iters=4 sql_rows=20000 json_records=6000
+	args_rec_ops=100000 args_ops=2000000
 else
 	churn_ops=3000000 mt_ops=1000000 layer_iters=20 sql_rows=200000 json_records=60000
+	args_rec_ops=1000000 args_ops=20000000
 fi
-python3 "$root/scripts/bench/gen_sql.py" "$sql_rows" >"$work/workload.sql"
+gen() { # gen FILE GENERATOR ARGS...: writes an input from a fixed seed
+	local file=$1 script=$2
+	shift 2
+	"$python_bin" "$root/scripts/bench/$script" "$@" >"$work/in/$file" ||
+		die "cannot write the input $file"
+}
+gen workload.sql gen_sql.py "$sql_rows"
+# The short inputs come from other seeds than the long ones: neither is a prefix of
+# the other.
+gen stream-$short_lines.sql gen_sql.py --stream --seed 1 $short_lines
+gen stream-$long_lines.sql gen_sql.py --stream --seed 2 $long_lines
+gen lines-$short_lines.jsonl gen_lines.py json $short_lines --seed 1
+gen lines-$long_lines.jsonl gen_lines.py json $long_lines --seed 2
+gen text-$short_lines.txt gen_lines.py text $short_lines --seed 1
+gen text-$long_lines.txt gen_lines.py text $long_lines --seed 2
 
-workloads=(churn layers mt-churn sqlite3 python3-json)
-declare -A wl_cmd wl_in wl_what
-wl_cmd[churn]="$build/tests/bench/bench-churn $churn_ops"
-wl_what[churn]="small-object churn: $churn_ops operations, 16-512 B, six call sites, mixed lifetimes, 1 thread"
+workloads=(churn churn-touch churn-args layers mt-churn sqlite3 sqlite3-longer python3-json
+	python3-args jq-longer perl-longer)
+declare -A wl_cmd wl_in wl_env wl_rec_cmd wl_rec_in wl_what
+churn="$build/tests/bench/bench-churn"
+wl_cmd[churn]="$churn $churn_ops"
+wl_what[churn]="small-object churn: $churn_ops operations, 16-512 B, six call sites, mixed lifetimes, 1 thread, each block written in full"
+wl_cmd[churn-touch]="$churn $churn_ops"
+wl_env[churn-touch]="CHURN_TOUCH=8"
+wl_what[churn-touch]="the churn workload writing and reading only the first 8 bytes of each block, so that the allocator is most of the cost"
+wl_cmd[churn-args]="$churn $args_ops"
+wl_rec_cmd[churn-args]="$churn $args_rec_ops"
+wl_what[churn-args]="the churn workload, $args_ops operations, replayed with the plan of a run of $args_rec_ops"
 wl_cmd[layers]="$build/tests/bench/bench-layers $layer_iters"
 wl_what[layers]="big-buffer layers: $layer_iters iterations of 12 layers, 1-16 MiB outputs and workspaces, written in full"
-wl_cmd[mt-churn]="$build/tests/bench/bench-churn $mt_ops 4"
+wl_cmd[mt-churn]="$churn $mt_ops 4"
 wl_what[mt-churn]="the churn workload in 4 threads, $mt_ops operations each"
+sqlite_version=$(dpkg-query -W -f='${Version}' sqlite3)
 wl_cmd[sqlite3]="$sqlite_bin :memory:"
-wl_in[sqlite3]="$work/workload.sql"
-wl_what[sqlite3]="sqlite3 $(dpkg-query -W -f='${Version}' sqlite3) on an in-memory database: $sql_rows inserts in one transaction, an index, 4 group-by queries"
+wl_in[sqlite3]=workload.sql
+wl_what[sqlite3]="sqlite3 $sqlite_version on an in-memory database: $sql_rows inserts in one transaction, an index, 4 group-by queries"
+wl_cmd[sqlite3-longer]="$sqlite_bin :memory:"
+wl_in[sqlite3-longer]=stream-$long_lines.sql
+wl_rec_in[sqlite3-longer]=stream-$short_lines.sql
+wl_what[sqlite3-longer]="sqlite3 $sqlite_version on an in-memory database fed a stream: $long_lines inserts of random text, after every 50 a group-by query and a delete of all but the newest 500 rows; recorded on a stream of $short_lines (another seed)"
+python_version=$("$python_bin" -c 'import platform; print(platform.python_version())')
 wl_cmd[python3-json]="$python_bin $root/scripts/bench/json_roundtrip.py $json_records"
-wl_what[python3-json]="CPython $("$python_bin" -c 'import platform; print(platform.python_version())'): json.dumps, json.loads, json.dumps of $json_records nested records"
+wl_what[python3-json]="CPython $python_version: json.dumps, json.loads, json.dumps of $json_records nested records"
+wl_cmd[python3-args]="$python_bin $root/scripts/bench/py_args.py $py_n"
+wl_rec_cmd[python3-args]="$python_bin $root/scripts/bench/py_args.py $py_rec_n"
+wl_what[python3-args]="CPython $python_version: json.dumps of $py_n dicts, each with a string of i % 700 characters and a list of range(i % 300); recorded with N=$py_rec_n (other arguments)"
+wl_cmd[jq-longer]="$jq_bin -c '{id, n: (.tags|length), name}'"
+wl_in[jq-longer]=lines-$long_lines.jsonl
+wl_rec_in[jq-longer]=lines-$short_lines.jsonl
+wl_what[jq-longer]="jq $(dpkg-query -W -f='${Version}' jq) on $long_lines JSON lines (an id, a name of 1-8 words, 0-12 tags, a float); recorded on $short_lines lines (another seed)"
+wl_cmd[perl-longer]="$perl_bin -ne 'my @w = split; \$c{\$w[0]}++; \$t += length; END { print scalar(keys %c), \" \$t\\n\" }'"
+wl_in[perl-longer]=text-$long_lines.txt
+wl_rec_in[perl-longer]=text-$short_lines.txt
+wl_what[perl-longer]="perl $(dpkg-query -W -f='${Version}' perl): counts first words and characters of $long_lines lines of 1-16 words; recorded on $short_lines lines (another seed)"
+for wl in "${workloads[@]}"; do
+	wl_rec_cmd[$wl]=${wl_rec_cmd[$wl]:-${wl_cmd[$wl]}}
+	wl_rec_in[$wl]=${wl_rec_in[$wl]:-${wl_in[$wl]:-}}
+done
+
+# recorded_elsewhere WL: true if WL replays another run than the one it recorded.
+recorded_elsewhere() {
+	[ "${wl_rec_cmd[$1]}" != "${wl_cmd[$1]}" ] || [ "${wl_rec_in[$1]}" != "${wl_in[$1]:-}" ]
+}
+
+# workload_cmd WL WHICH sets w_cmd (the words of the workload's command: WHICH is
+# run for the one replayed, rec for the one recorded), w_env (its environment) and
+# w_in (its stdin). Commands are kept as shell words, quoted as on a command line.
+w_cmd=() w_env=() w_in=
+workload_cmd() {
+	local wl=$1
+	if [ "$2" = rec ]; then
+		eval "w_cmd=(${wl_rec_cmd[$wl]})"
+		w_in=${wl_rec_in[$wl]}
+	else
+		eval "w_cmd=(${wl_cmd[$wl]})"
+		w_in=${wl_in[$wl]:-}
+	fi
+	w_in=${w_in:+$work/in/$w_in}
+	w_in=${w_in:-/dev/null}
+	read -ra w_env <<<"${wl_env[$wl]:-}"
+}
 
 allocators=(glibc jemalloc mimalloc tcmalloc memplan)
 # PYTHONHASHSEED fixes CPython's string hashing, so its allocations repeat from run
@@ -190,23 +228,28 @@ allocator_env() {
 results="$work/results.tsv"
 printf 'phase\tworkload\ttool\trep\twall_s\tmaxrss_kib\tstatus\tsame_output\tcpu_s\n' >"$results"
 
-# run_measured PHASE WORKLOAD TOOL REP OUTFILE ENV... -- runs the workload under
-# bench-run with the given environment and appends one row to the results.
+# run_measured PHASE WORKLOAD TOOL REP OUTFILE ENV... runs the workload under
+# bench-run with the given environment (and, after it, a profiler's command) and
+# appends one row to the results. The allocator phase
+# runs the replayed command, the profiler phase the recorded one; the output is
+# compared with glibc's output of the same command.
 run_measured() {
 	local phase=$1 wl=$2 tool=$3 rep=$4 outfile=$5
 	shift 5
-	local -a cmd
-	read -ra cmd <<<"${wl_cmd[$wl]}"
-	local in=${wl_in[$wl]:-/dev/null}
+	local which=run ref="$work/out/$wl.ref"
+	if [ "$phase" = profiler ]; then
+		which=rec ref="$work/out/$wl.rec.ref"
+	fi
 	local timing="$work/timing.txt"
 	rm -f "$timing"
 	local status=0
-	"$run" "$timing" env "${common_env[@]}" "$@" "${cmd[@]}" <"$in" >"$outfile" \
-		2>"$work/stderr.txt" || status=$?
+	workload_cmd "$wl" "$which"
+	"$run" "$timing" env "${common_env[@]}" "${w_env[@]}" "$@" "${w_cmd[@]}" <"$w_in" \
+		>"$outfile" 2>"$work/stderr.txt" || status=$?
 	local line
 	line=$(tail -n 1 "$timing" 2>/dev/null || echo "nan 0 $status nan")
 	local same=1
-	if [ -f "$work/out/$wl.ref" ] && ! cmp -s "$outfile" "$work/out/$wl.ref"; then
+	if ! cmp -s "$outfile" "$ref"; then
 		same=0
 	fi
 	if [ "$status" -ne 0 ]; then
@@ -220,27 +263,49 @@ run_measured() {
 		"$rss" "$status" "$same" "$cpu" >>"$results"
 }
 
-# Reference outputs from glibc (this also warms the page cache for the inputs).
+# Reference outputs from glibc, of the replayed command and of the recorded one
+# (this also warms the page cache for the inputs).
 for wl in "${workloads[@]}"; do
 	say "warm-up and reference output: $wl"
-	read -ra cmd <<<"${wl_cmd[$wl]}"
-	env "${common_env[@]}" "${cmd[@]}" <"${wl_in[$wl]:-/dev/null}" >"$work/out/$wl.ref" ||
-		die "$wl fails under glibc"
+	for which in run rec; do
+		ref="$work/out/$wl.ref"
+		[ "$which" = rec ] && ref="$work/out/$wl.rec.ref"
+		workload_cmd "$wl" "$which"
+		env "${common_env[@]}" "${w_env[@]}" "${w_cmd[@]}" <"$w_in" >"$ref" ||
+			die "$wl fails under glibc"
+	done
 done
 
-# One recording per workload, made before any timing, serves every replay run.
-record_id=$(( $(date +%s) * 1000 ))
+# record WL WHICH PLAN records the workload's command into PLAN and keeps the plan's
+# size and `memplan show --json` beside it; its output must be glibc's.
+record_id=$(($(date +%s) * 1000))
+record() {
+	local wl=$1 which=$2 plan=$3 ref="$work/out/$1.ref"
+	[ "$which" = rec ] && ref="$work/out/$1.rec.ref"
+	record_id=$((record_id + 1))
+	workload_cmd "$wl" "$which"
+	env "${common_env[@]}" "${w_env[@]}" MEMPLAN_MODE=record MEMPLAN_PLAN="$plan" \
+		MEMPLAN_RECORD_ID=$record_id LD_PRELOAD="$lib" "${w_cmd[@]}" <"$w_in" \
+		>"$work/out/record.out" || die "recording $wl failed"
+	cmp -s "$work/out/record.out" "$ref" ||
+		die "recording $wl printed something else than glibc did"
+	[ -s "$plan" ] || die "recording $wl wrote no plan"
+	"$cli" show --json "$plan" >"${plan%.plan}.json" ||
+		die "memplan show failed on the plan of $wl"
+	stat -c %s "$plan" >"${plan%.plan}.size"
+}
+
+# One recording per workload, made before any timing, serves every replay run. A
+# workload that replays another run than the recorded one also has that run recorded
+# (never replayed), to show how the plan's size goes with the run's length.
 for wl in "${workloads[@]}"; do
 	say "recording the plan for $wl"
-	record_id=$((record_id + 1))
-	read -ra cmd <<<"${wl_cmd[$wl]}"
-	env "${common_env[@]}" MEMPLAN_MODE=record MEMPLAN_PLAN="$work/plans/$wl.plan" \
-		MEMPLAN_RECORD_ID=$record_id LD_PRELOAD="$lib" "${cmd[@]}" \
-		<"${wl_in[$wl]:-/dev/null}" >/dev/null || die "recording $wl failed"
-	[ -s "$work/plans/$wl.plan" ] || die "recording $wl wrote no plan"
-	"$cli" show --json "$work/plans/$wl.plan" >"$work/plans/$wl.json" ||
-		die "memplan show failed on the plan of $wl"
-	stat -c %s "$work/plans/$wl.plan" >"$work/plans/$wl.size"
+	record "$wl" rec "$work/plans/$wl.plan"
+	if recorded_elsewhere "$wl"; then
+		say "recording the replayed run of $wl, for its plan's size"
+		record "$wl" run "$work/plans/$wl.replayed.plan"
+		rm -f "$work/plans/$wl.replayed.plan"
+	fi
 done
 
 start=$(date +%s)
@@ -258,7 +323,8 @@ for ((rep = 1; rep <= reps; rep++)); do
 done
 
 # Profilers: a memplan recording (which also plans and writes the plan file at exit)
-# against heaptrack (which also interprets and compresses its trace), alternating.
+# against heaptrack (which also interprets and compresses its trace), alternating,
+# both on the workload's recorded command.
 for ((rep = 1; rep <= reps; rep++)); do
 	for wl in "${workloads[@]}"; do
 		say "profilers: repetition $rep/$reps, $wl"
@@ -286,6 +352,18 @@ elapsed=$(($(date +%s) - start))
 load_end=$(cut -d " " -f 1 /proc/loadavg)
 
 # --- report -----------------------------------------------------------------------
+# command_text WL WHICH: the command as the report shows it, with BUILD for the build
+# directory and paths relative to the source tree.
+command_text() {
+	local text=${wl_cmd[$1]} in=${wl_in[$1]:-}
+	if [ "$2" = rec ]; then
+		text=${wl_rec_cmd[$1]} in=${wl_rec_in[$1]}
+	fi
+	text=${text//$build/BUILD}
+	text=${text//$root\//}
+	echo "${wl_env[$1]:+${wl_env[$1]} }$text${in:+ < $in}"
+}
+
 meta="$work/meta.env"
 {
 	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -325,12 +403,10 @@ meta="$work/meta.env"
 	echo "workloads=${workloads[*]}"
 	echo "allocators=${allocators[*]}"
 	for wl in "${workloads[@]}"; do
-		cmdtext=${wl_cmd[$wl]//$build/BUILD}
-		cmdtext=${cmdtext//$root\//}
-		if [ -n "${wl_in[$wl]:-}" ]; then
-			cmdtext="$cmdtext < workload.sql"
+		echo "cmd.$wl=$(command_text "$wl" run)"
+		if recorded_elsewhere "$wl"; then
+			echo "rec.$wl=$(command_text "$wl" rec)"
 		fi
-		echo "cmd.$wl=$cmdtext"
 		echo "what.$wl=${wl_what[$wl]}"
 	done
 } >"$meta"
