@@ -14,6 +14,9 @@
 # *-longer and *-args replay a longer run, on another input or with other arguments,
 # than the one recorded (a plan outlives its recording: docs/steady-state.md).
 #
+# Instructions per malloc and free, counted with callgrind rather than timed, come
+# from scripts/bench/instructions.sh, run separately.
+#
 # Environment:
 #   BENCH_REPS=N      repetitions (default 5; 2 with BENCH_QUICK=1)
 #   BENCH_QUICK=1     a fast smoke run: smaller inputs, fewer repetitions

@@ -1,5 +1,5 @@
-# Sourced by scripts/bench.sh, not run: its messages, the Debian packages it needs,
-# and memplan's release build.
+# Shared by scripts/bench.sh and scripts/bench/instructions.sh (sourced, not run):
+# messages, the Debian packages they need, and memplan's release build.
 # The caller sets bench_name (the prefix of its messages) before sourcing this, and
 # uses the variables set here.
 # shellcheck shell=bash disable=SC2034,SC2154

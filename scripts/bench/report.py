@@ -9,6 +9,10 @@ so the only dependency is python3).
 
 The findings list is computed from the numbers, never written by hand, so that a
 rerun on another machine cannot leave a stale claim in the document.
+
+The section scripts/bench/instructions.sh writes into the document (between the
+INSTRUCTIONS_BEGIN and INSTRUCTIONS_END markers) is carried over when the document
+is written anew, since that script is run separately.
 """
 import argparse
 import glob
@@ -26,6 +30,10 @@ ALLOC_LABEL = {
     "tcmalloc": "tcmalloc",
     "memplan": "memplan replay",
 }
+# The section of the document that scripts/bench/instructions.sh owns.
+INSTRUCTIONS_BEGIN = "<!-- instructions.sh: begin -->"
+INSTRUCTIONS_END = "<!-- instructions.sh: end -->"
+
 ALLOC_COLOUR = {
     "glibc": "#7f7f7f",
     "jemalloc": "#1f77b4",
@@ -125,6 +133,21 @@ def replay_stats(work, wl):
                     total["misses"][reason] += n
         reps.append(total)
     return reps
+
+
+def read_instructions_section(path):
+    """The instructions.sh section of an existing document, markers included, or
+    None."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    begin = text.find(INSTRUCTIONS_BEGIN)
+    end = text.find(INSTRUCTIONS_END, begin)
+    if begin < 0 or end < 0:
+        return None
+    return text[begin:end + len(INSTRUCTIONS_END)]
 
 
 def read_sizes(path):
@@ -233,6 +256,7 @@ def main():
     workloads = meta["workloads"].split()
     allocators = meta["allocators"].split()
     reps = meta.get("reps", "?")
+    instructions = read_instructions_section(args.markdown)
 
     def stat(phase, wl, tool, metric):
         return summary([r[metric] for r in rows.get((phase, wl, tool), []) if r["usable"]])
@@ -487,6 +511,9 @@ def main():
     w("")
     w("![Wall time, CPU time and peak RSS relative to glibc](benchmarks.svg)")
     w("")
+    if instructions:
+        w(instructions)
+        w("")
 
     with open(args.markdown, "w") as f:
         f.write("\n".join(md))

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Instructions per malloc, calloc, realloc and free, from callgrind profiles.
+
+Reads one callgrind output file per allocator and adds up the calls a program makes
+into the malloc family: each call arc whose caller is a function of the program's
+own executable (main excepted, whose one-off calls, such as the calloc of the
+churn's rings, are not the allocation pattern measured) and whose callee is malloc,
+calloc, realloc or free, whichever library defines it. An arc's cost is inclusive:
+everything the allocator did for those calls, down to the system calls' entry.
+Prints a Markdown table of instructions per call; with --write FILE, also puts it
+into FILE as a section between markers, replacing the section if FILE has one
+(scripts/bench/report.py carries the section over when it writes FILE anew).
+
+usage: callgrind_calls.py --exe NAME [--write FILE] [--note TEXT]... LABEL=CALLGRIND_OUT...
+"""
+import argparse
+import re
+import sys
+from collections import defaultdict
+
+ENTRY_POINTS = ("malloc", "calloc", "realloc", "free")
+BEGIN = "<!-- instructions.sh: begin -->"
+END = "<!-- instructions.sh: end -->"
+# The kinds of compressed names in callgrind's format, by the key that names them.
+NAME_KIND = {"ob": "ob", "cob": "ob", "fl": "fl", "fi": "fl", "fe": "fl", "cfi": "fl",
+             "cfl": "fl", "fn": "fn", "cfn": "fn"}
+
+
+def call_arcs(path):
+    """{(caller object, caller function, callee function): [calls, inclusive Ir]}."""
+    names = {"ob": {}, "fl": {}, "fn": {}}
+
+    def name(kind, value):
+        # "(id) name" defines a compressed name, "(id)" refers to it again.
+        m = re.match(r"\((\d+)\)(?: (.*))?$", value)
+        if not m:
+            return value
+        if m.group(2) is not None:
+            names[kind][m.group(1)] = m.group(2)
+        return names[kind].get(m.group(1), "???")
+
+    arcs = defaultdict(lambda: [0, 0])
+    ob = fn = cfn = None
+    pending = None
+    events = None
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if pending is not None:
+                # The line after calls= holds the call's position and inclusive cost.
+                parts = line.split()
+                ir = int(parts[1]) if len(parts) > 1 else 0
+                arc = arcs[(ob, fn, cfn)]
+                arc[0] += pending
+                arc[1] += ir
+                pending = cfn = None
+                continue
+            key, eq, value = line.partition("=")
+            if key == "calls" and eq:
+                pending = int(value.split()[0])
+            elif key in NAME_KIND and eq:
+                n = name(NAME_KIND[key], value)
+                if key == "ob":
+                    ob = n
+                elif key == "fn":
+                    fn = n
+                elif key == "cfn":
+                    cfn = n
+            elif line.startswith("events:"):
+                events = line.split()[1:]
+    if events and events[0] != "Ir":
+        sys.exit("callgrind_calls: %s counts %s first, not Ir" % (path, events[0]))
+    return arcs
+
+
+def entry_point(function):
+    """malloc, calloc, realloc or free if the function is that entry point (under
+    any of the names an allocator may give it), else None."""
+    base = re.sub(r"@.*$", "", function or "")
+    base = re.sub(r"^(je_|tc_|mi_|__libc_)", "", base)
+    return base if base in ENTRY_POINTS else None
+
+
+def program_calls(path, exe):
+    """{entry point: (calls, inclusive Ir)} of the calls made by exe's functions."""
+    totals = {e: [0, 0] for e in ENTRY_POINTS}
+    for (ob, fn, cfn), (calls, ir) in call_arcs(path).items():
+        e = entry_point(cfn)
+        if e and ob and ob.rsplit("/", 1)[-1] == exe and fn != "main":
+            totals[e][0] += calls
+            totals[e][1] += ir
+    return totals
+
+
+def total_ir(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    return 0
+
+
+def table(results):
+    """results: [(label, totals, program Ir)], the first one the baseline."""
+    out = []
+    w = out.append
+    w("| allocator | " + " | ".join("%s (Ir/call)" % e for e in ENTRY_POINTS)
+      + " | all four (Ir/call) | ratio to %s | whole program (Ir) |" % results[0][0])
+    w("| --- |" + " ---: |" * (len(ENTRY_POINTS) + 3))
+    base = None
+    for label, totals, program in results:
+        calls = sum(c for c, _ in totals.values())
+        ir = sum(i for _, i in totals.values())
+        mean = ir / calls if calls else float("nan")
+        if base is None:
+            base = mean
+        cells = ["%.1f" % (i / c) if c else "n/a" for c, i in totals.values()]
+        w("| %s | %s | %.1f | %.2f× | %s |" % (label, " | ".join(cells), mean, mean / base,
+                                              "{:,}".format(program)))
+    counts = [tuple(c for c, _ in totals.values()) for _, totals, _ in results]
+    if len(set(counts)) == 1:
+        w("")
+        w("Calls counted: " + ", ".join("%s %s" % (e, "{:,}".format(c))
+                                        for e, c in zip(ENTRY_POINTS, counts[0])) + ".")
+    else:
+        w("")
+        w("**The allocators were not called the same number of times:** "
+          + "; ".join("%s %s" % (label, "/".join(str(c) for c in cs))
+                      for (label, _, _), cs in zip(results, counts)))
+    return out
+
+
+def write_section(path, section):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = ""
+    begin = text.find(BEGIN)
+    end = text.find(END, begin)
+    if begin >= 0 and end >= 0:
+        text = text[:begin] + section + text[end + len(END):]
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True, help="the program's executable file name")
+    ap.add_argument("--write", metavar="FILE")
+    ap.add_argument("--heading", default="## Instructions per allocation call (callgrind)")
+    ap.add_argument("--note", action="append", default=[],
+                    help="a paragraph written before the table (repeatable)")
+    ap.add_argument("profiles", nargs="+", metavar="LABEL=CALLGRIND_OUT")
+    args = ap.parse_args()
+    results = []
+    for spec in args.profiles:
+        label, _, path = spec.partition("=")
+        results.append((label, program_calls(path, args.exe), total_ir(path)))
+    rows = table(results)
+    print("\n".join(rows))
+    if args.write:
+        section = [BEGIN, args.heading, ""]
+        for note in args.note:
+            section += [note, ""]
+        section += rows + [END]
+        write_section(args.write, "\n".join(section))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Counts the instructions each allocator spends per malloc, calloc, realloc and free
+# on the allocator-bound churn (bench-churn with CHURN_TOUCH=8, which writes only 8
+# bytes of each block), for glibc, jemalloc, mimalloc, tcmalloc and memplan replay.
+# callgrind counts instructions, not time, so the figures repeat from run to run
+# even on a loaded machine; they leave out what instructions do not show (cache
+# misses, page faults, the arena's huge pages).
+#
+#   [BENCH_REV=REV] scripts/bench/instructions.sh [--ops N] [--write [FILE]]
+#
+#   --ops N         churn operations (default 200000)
+#   --write [FILE]  also put the table into FILE (default docs/benchmarks.md) as its
+#                   "Instructions per call" section, replacing the one there;
+#                   scripts/bench.sh keeps that section when it rewrites the file
+#   BENCH_BUILD_DIR   release build directory (default build-bench, made if missing)
+#   BENCH_REV=REV     measure the committed revision REV (e.g. HEAD) instead of the
+#                     work tree: it is exported and built afresh in a temporary dir
+#   BENCH_NO_INSTALL=1  never call apt-get; fail if something is missing
+#
+# Each allocator runs as
+#   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=OUT \
+#     env CHURN_TOUCH=8 LD_PRELOAD=ALLOCATOR.so BUILD/tests/bench/bench-churn N
+# valgrind hands the environment on to the program, LD_PRELOAD included (env puts
+# it there: valgrind's own wrapper script then runs without it; the launcher that
+# valgrind runs again at env's exec loads it too, harmlessly). The profile read is
+# the one of bench-churn. memplan replays a plan recorded beforehand, without
+# valgrind, by
+#   CHURN_TOUCH=8 MEMPLAN_MODE=record MEMPLAN_PLAN=PLAN \
+#     LD_PRELOAD=BUILD/src/preload/libmemplan.so BUILD/tests/bench/bench-churn N
+# and replays it with MEMPLAN_MODE=replay MEMPLAN_PLAN=PLAN MEMPLAN_STATS=STATS in
+# the environment given to env; STATS shows the plan was found and used.
+#
+# The count per call is inclusive (all the allocator did for the call), over the
+# calls the churn's own functions make (main's one-off calls are left out), as
+# scripts/bench/callgrind_calls.py reads them from callgrind's call graph.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+bench_name=instructions
+# shellcheck source=scripts/bench/common.sh
+. "$root/scripts/bench/common.sh"
+
+usage() {
+	echo "usage: scripts/bench/instructions.sh [--ops N] [--write [FILE]]" >&2
+	exit 2
+}
+ops=200000
+touch_bytes=8
+write=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--ops)
+		[ $# -ge 2 ] || usage
+		ops=$2
+		shift 2
+		;;
+	--write)
+		write=$root/docs/benchmarks.md
+		shift
+		if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then
+			write=$(realpath -m "$1")
+			shift
+		fi
+		;;
+	*) usage ;;
+	esac
+done
+case $ops in
+'' | *[!0-9]* | 0) die "--ops takes a whole number >= 1 (got '$ops')" ;;
+esac
+
+ensure_packages valgrind "${allocator_packages[@]}" python3 meson ninja-build
+find_allocators
+
+work=$(mktemp -d /tmp/memplan-instructions.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+src=$root
+build=${BENCH_BUILD_DIR:-$root/build-bench}
+rev_text=
+if [ -n "${BENCH_REV:-}" ]; then
+	src="$work/src"
+	build="$work/build"
+	export_rev "$BENCH_REV" "$src"
+fi
+# Only what is measured: the rest of the tree need not build.
+build_release "$src" "$build" src/preload/libmemplan.so tests/bench/bench-churn
+lib="$build/src/preload/libmemplan.so"
+churn="$build/tests/bench/bench-churn"
+if [ ! -x "$churn" ] || [ ! -f "$lib" ]; then
+	die "$churn or $lib was not built"
+fi
+cd "$work"
+
+say "recording the plan (without valgrind)"
+CHURN_TOUCH=$touch_bytes MEMPLAN_MODE=record MEMPLAN_PLAN="$work/churn.plan" \
+	LD_PRELOAD="$lib" "$churn" "$ops" >"$work/record.out" || die "recording failed"
+CHURN_TOUCH=$touch_bytes "$churn" "$ops" >"$work/glibc.ref" || die "bench-churn failed"
+cmp -s "$work/record.out" "$work/glibc.ref" ||
+	die "the recording printed something else than glibc's run"
+
+allocators=(glibc jemalloc mimalloc tcmalloc memplan)
+profiles=()
+for alloc in "${allocators[@]}"; do
+	case $alloc in
+	glibc) aenv=() ;;
+	jemalloc) aenv=(LD_PRELOAD="$jemalloc_so") ;;
+	mimalloc) aenv=(LD_PRELOAD="$mimalloc_so") ;;
+	tcmalloc) aenv=(LD_PRELOAD="$tcmalloc_so") ;;
+	memplan)
+		aenv=(MEMPLAN_MODE=replay MEMPLAN_PLAN="$work/churn.plan"
+			MEMPLAN_STATS="$work/stats.jsonl" LD_PRELOAD="$lib")
+		;;
+	esac
+	say "callgrind: $alloc"
+	valgrind --tool=callgrind --trace-children=yes \
+		--callgrind-out-file="$work/callgrind.$alloc.%p" \
+		env CHURN_TOUCH=$touch_bytes "${aenv[@]}" "$churn" "$ops" \
+		>"$work/$alloc.out" 2>"$work/$alloc.valgrind" ||
+		die "$alloc under callgrind failed: $(tail -n 5 "$work/$alloc.valgrind")"
+	cmp -s "$work/$alloc.out" "$work/glibc.ref" ||
+		die "$alloc printed something else than glibc's run without valgrind"
+	mapfile -t outs < <(grep -l '^cmd: .*bench-churn' "$work"/callgrind."$alloc".*)
+	[ ${#outs[@]} -eq 1 ] || die "expected one callgrind profile of bench-churn for $alloc"
+	label=$alloc
+	[ "$alloc" = memplan ] && label="memplan replay"
+	profiles+=("$label=${outs[0]}")
+done
+
+# The replay must have used the plan: its main process's statistics line.
+served=$(python3 - "$work/stats.jsonl" <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+m = max(lines, key=lambda o: o.get("allocs", 0))
+if m.get("match", "none") == "none":
+    sys.exit("memplan replay under valgrind did not find bench-churn in the plan")
+n = max(m["allocs"], 1)
+print("{:.2f}% of its {:,} allocation calls from the arena ({:.2f}% by the steady state), "
+      "image matched {}".format(100.0 * m["hits"] / n, m["allocs"],
+                                100.0 * m.get("steady_hits", 0) / n, m.get("match", "?")))
+EOF
+) || die "the replay's statistics say the plan was not used"
+say "memplan replay served $served"
+
+if [ -n "$rev_text" ]; then
+	commit=$rev_text
+else
+	commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	git -C "$root" diff --quiet HEAD -- src tests/bench 2>/dev/null ||
+		commit="$commit (with uncommitted changes)"
+fi
+args=(--exe bench-churn
+	--note "Written by \`${BENCH_REV:+BENCH_REV=$BENCH_REV }scripts/bench/instructions.sh \
+--write\` (see its head); \
+rerun it to refresh this section. Instructions counted by callgrind (valgrind \
+$(dpkg-query -W -f='${Version}' valgrind)) on \`CHURN_TOUCH=$touch_bytes \
+BUILD/tests/bench/bench-churn $ops\`, memplan $commit (release build), on \
+$(date -u '+%Y-%m-%d'). Each figure is the inclusive count per call of the calls \
+the churn itself makes, whatever the allocator does inside (memplan replay: \
+finding the call site and its occurrence, the arena's check and claim; the others: \
+their fast and slow paths). Counts are exact and repeat from run to run, but say \
+nothing of cache misses or page faults: the wall-time tables above do."
+	--note "memplan replay served $served.")
+[ -n "$write" ] && args+=(--write "$write")
+python3 "$root/scripts/bench/callgrind_calls.py" "${args[@]}" "${profiles[@]}"
+[ -n "$write" ] && say "wrote the section into $write"
+exit 0
