@@ -359,9 +359,11 @@ struct band_group {
  * slots a quarter bigger still, so that a somewhat longer block fits too; and
  * each pool gets a quarter more slots. Neighbouring bands are grouped, least
  * wasteful first, down to INITIAL_POOLS_MAX. Their slots come in chunks as
- * they are needed (pool_for). A site with no tallies gets its pools as it
- * needs them. */
-static void pools_from_tallies(struct recording *rec, uint32_t s)
+ * they are needed (pool_for), half of those counts at a time for a site in a
+ * steady state; a site folded while its blocks still pile up has no such
+ * counts to go by (they would only say how many piled up in its window). A
+ * site with no tallies gets its pools as it needs them. */
+static void pools_from_tallies(struct recording *rec, uint32_t s, bool steady)
 {
 	struct recording_site *site = &rec->sites[s];
 	struct band_group groups[RECORDING_BANDS];
@@ -394,19 +396,21 @@ static void pools_from_tallies(struct recording *rec, uint32_t s)
 		uint64_t slot = groups[i].slot_bytes;
 		if (i == n - 1)
 			slot = plan_class_bytes(plan_size_class(slot + slot / 4));
-		pool_make(rec, s, slot, site->max_align, groups[i].slots + (groups[i].slots + 3) / 4);
+		pool_make(rec, s, slot, site->max_align,
+			  steady ? groups[i].slots + (groups[i].slots + 3) / 4 : 0);
 	}
 }
 
-/* Folds site s: its occurrences from now on have no entry, only a pool slot. */
-static void fold(struct recording *rec, uint32_t s)
+/* Folds site s, steady or not: its occurrences from now on have no entry, only a
+ * pool slot. */
+static void fold(struct recording *rec, uint32_t s, bool steady)
 {
 	struct recording_site *site = &rec->sites[s];
 
 	if (site->folded)
 		return;
 	site->exact = site->count;
-	pools_from_tallies(rec, s);
+	pools_from_tallies(rec, s, steady);
 	site->folded = true;
 	free(site->bands); /* a folded site's pools grow by what they see */
 	site->bands = NULL;
@@ -419,9 +423,19 @@ static bool folds_now(struct recording *rec, uint32_t s)
 {
 	struct recording_site *site = &rec->sites[s];
 
-	if (!site->folded &&
-	    (site->count >= RECORDING_WINDOW || rec->entry_count >= RECORDING_EXACT_MAX))
-		fold(rec, s);
+	if (site->folded)
+		return true;
+	if (rec->entry_count >= RECORDING_EXACT_MAX) {
+		fold(rec, s, false);
+	} else if (site->count >= site->next_check) {
+		/* A steady state: its peak stopped growing, and it reuses its memory. */
+		bool steady = site->max_live <= site->live_mark + site->live_mark / 4 &&
+			      site->count >= RECORDING_STEADY_REUSE * (uint64_t)site->max_live;
+		if (site->count >= RECORDING_WINDOW_MAX || (site->count >= RECORDING_WINDOW && steady))
+			fold(rec, s, steady);
+		site->live_mark = site->max_live;
+		site->next_check = site->next_check ? 2 * site->next_check : RECORDING_WINDOW / 2;
+	}
 	return site->folded;
 }
 
@@ -584,8 +598,8 @@ static bool ended_room(struct recording_site *site)
 
 	if (site->count < site->ended_capacity)
 		return true;
-	if (capacity > RECORDING_WINDOW)
-		capacity = RECORDING_WINDOW;
+	if (capacity > RECORDING_WINDOW_MAX)
+		capacity = RECORDING_WINDOW_MAX;
 	return log_grow(site, capacity > site->count ? capacity : site->count + 1);
 }
 
@@ -703,7 +717,7 @@ static int continue_in_place(struct recording *rec, uint64_t *h, uint64_t size, 
 	if (is_folded(*h)) {
 		uint32_t s = folded_site(*h);
 		uint64_t was = folded_size(*h);
-		fold(rec, site);
+		fold(rec, site, false);
 		rs->count++;
 		rs->total_requested += size;
 		rec->folded_count++;

@@ -1,8 +1,9 @@
 /* A recording in progress, planned as it goes and folded as it goes: what a plan
  * says of a program is bounded by what the program does, not by how long it ran.
  *
- * Each call site's first RECORDING_WINDOW occurrences are recorded exactly, and
- * each such block gets its offset from an online offset allocator
+ * Each call site's first occurrences (RECORDING_WINDOW and more: see there) are
+ * recorded exactly, and each such block gets its offset from an online offset
+ * allocator
  * (offset_allocator.h) the moment it happens, so when the program ends those
  * entries are planned already. Then the site is folded: what repeats is its
  * steady state, and from then on only its blocks alive at once are counted, per
@@ -68,10 +69,16 @@
 #include "plan_file.h"
 #include "planner.h"
 
-/* Occurrences of a site recorded exactly, at most; the rest are folded. At about
- * 10 bytes an entry in the plan, a site of a steady loop takes some 40 KiB of
- * plan, however long the loop ran. */
-#define RECORDING_WINDOW 4096u
+/* A site is folded once it has had RECORDING_WINDOW occurrences if by then it is
+ * in a steady state: the most blocks it had alive at once grew by at most a
+ * quarter over its last half (checked at each doubling of its count), and it
+ * has had at least RECORDING_STEADY_REUSE times as many blocks. A site whose
+ * blocks pile up (a table being filled) is recorded exactly on, since exact
+ * entries pack it best, up to RECORDING_WINDOW_MAX occurrences. At about 10
+ * bytes an entry, a steady loop's site takes some 40 KiB of plan, and any site
+ * at most 1.3 MiB, however long the run. */
+#define RECORDING_WINDOW     4096u
+#define RECORDING_WINDOW_MAX 131072u
 /* Exact entries of the whole image, at most: past that, every site is folded at
  * its next allocation (a program with very many busy sites). */
 #define RECORDING_EXACT_MAX (UINT64_C(1) << 22)
@@ -125,6 +132,10 @@ struct recording_site {
 	uint64_t exact; /* occurrences with an entry: count until folded */
 	uint32_t lane;	/* the lane its blocks are packed in */
 	bool folded;
+	/* When folding is next considered (a count), and its most blocks alive at
+	 * once as they were the last time. */
+	uint64_t next_check;
+	uint32_t live_mark;
 	uint32_t max_align; /* of its blocks */
 	/* Its ended entries, each at the index of its occurrence (a slot of zeros for
 	 * one that has not ended); a slot for every block it started, so ending never
