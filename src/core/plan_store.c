@@ -40,7 +40,7 @@ static int lock_within(int fd, unsigned wait_ms)
 }
 
 /* Locks the directory that holds path: no lock file is left behind. */
-static int lock_directory(const char *path, unsigned wait_ms)
+int plan_store_lock(const char *path, unsigned wait_ms)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -80,7 +80,7 @@ int plan_store_merge(const char *path, uint64_t record_id, const struct plan_ima
 	r = file_check_regular_or_absent(path);
 	if (r < 0)
 		return r;
-	lock_fd = lock_directory(path, lock_wait_ms);
+	lock_fd = plan_store_lock(path, lock_wait_ms);
 	if (lock_fd < 0)
 		return lock_fd;
 	/* A missing, foreign or corrupt old file, or one from another recording, is

@@ -23,3 +23,10 @@
  * errno. May allocate. */
 int plan_store_merge(const char *path, uint64_t record_id, const struct plan_image *image,
 		     unsigned lock_wait_ms);
+
+/* Takes the lock plan_store_merge takes to merge into the plan file at path,
+ * for a writer that rewrites the file whole (adding symbols to it) without
+ * losing an image that a process still running merges meanwhile. Waits at most
+ * wait_ms milliseconds. Returns a descriptor (closing it releases the lock),
+ * -ETIMEDOUT, or a negative errno. */
+int plan_store_lock(const char *path, unsigned wait_ms);

@@ -39,3 +39,15 @@ int plan_summary_sites(const struct plan_image *image, struct site_summary **out
 	*peak_bytes = image->record.requested_peak_bytes;
 	return 0;
 }
+
+struct plan_figures plan_summary_figures(const struct plan_image *image)
+{
+	const struct plan_image_record *r = &image->record;
+
+	return (struct plan_figures){
+	    .requested_peak_bytes = r->requested_peak_bytes,
+	    .lower_bound_bytes = r->lower_bound_bytes,
+	    .arena_bytes = r->arena_bytes,
+	    .allocations = r->entry_count + r->folded_count,
+	};
+}

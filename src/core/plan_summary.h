@@ -22,3 +22,14 @@ struct site_summary {
  * live are the most (*peak_bytes). Returns 0 or -ENOMEM. May allocate. */
 int plan_summary_sites(const struct plan_image *image, struct site_summary **out, uint64_t *t_peak,
 		       uint64_t *peak_bytes);
+
+/* The figures of an image that reports compare from plan to plan. */
+struct plan_figures {
+	uint64_t requested_peak_bytes; /* the most bytes requested live at once */
+	uint64_t lower_bound_bytes;    /* the same in whole granules, the arena's floor */
+	uint64_t arena_bytes;
+	uint64_t allocations; /* recorded: exact entries and those folded into pools */
+};
+
+/* The figures of image. Does not allocate. */
+struct plan_figures plan_summary_figures(const struct plan_image *image);
