@@ -1,11 +1,13 @@
-/* Plan file v2: round trip, and the reader on truncated, bit-flipped, foreign,
- * old- and future-version and structurally hostile input (with a valid checksum,
- * so the structural checks themselves are what is tested). Hostile entries are
- * encoded by the test itself and handed to the writer as an already encoded
- * image, which it writes without checking them, as it does for images it read. */
+/* Plan file v3: round trip (with and without symbols), and the reader on
+ * truncated, bit-flipped, foreign, old- and future-version and structurally
+ * hostile input (with a valid checksum, so the structural checks themselves are
+ * what is tested). Hostile entries are encoded by the test itself and handed to
+ * the writer as an already encoded image, which it writes without checking
+ * them, as it does for images it read. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -251,6 +253,96 @@ static void path_without_nul(char *buf)
 	((struct plan_module *)(buf + record_of(buf)->modules_offset))[0].path_bytes = 19;
 }
 
+/* Symbols: frame 0 has two (a helper inlined into its caller), frame 1 none,
+ * frame 2 one with no file; their strings follow the image's own. */
+static const char symbol_strings[] =
+    "/usr/lib/libfoo.so\0/bin/prog\0prog\0-x\0helper\0foo.c\0caller\0run\0";
+static const struct plan_symbol symbols[3] = {
+    {.function = 37, .file = 44, .line = 12, .flags = PLAN_SYMBOL_INLINED},
+    {.function = 50, .file = 44, .line = 40},
+    {.function = 57, .file = PLAN_NO_STRING, .line = 0},
+};
+static const uint32_t frame_symbols[4] = {0, 2, 2, 3};
+
+static struct plan_image make_symbolized_image(void)
+{
+	struct plan_image im = make_image();
+
+	im.strings = symbol_strings;
+	im.record.strings_bytes = sizeof(symbol_strings);
+	im.record.symbol_count = 3;
+	im.symbols = symbols;
+	im.frame_symbols = frame_symbols;
+	return im;
+}
+
+static void check_symbols(const struct plan_image *back)
+{
+	CHECK_EQ_U64(back->record.symbol_count, 3);
+	CHECK(memcmp(back->symbols, symbols, sizeof(symbols)) == 0);
+	CHECK(memcmp(back->frame_symbols, frame_symbols, sizeof(frame_symbols)) == 0);
+	CHECK(strcmp(back->strings + back->symbols[0].function, "helper") == 0);
+	CHECK(strcmp(back->strings + back->symbols[1].file, "foo.c") == 0);
+}
+
+static void symbol_string_outside(char *buf)
+{
+	((struct plan_symbol *)(buf + record_of(buf)->symbols_offset))[2].function =
+	    sizeof(symbol_strings);
+}
+
+static void frame_symbols_descending(char *buf)
+{
+	((uint32_t *)(buf + record_of(buf)->frame_symbols_offset))[1] = 3;
+	((uint32_t *)(buf + record_of(buf)->frame_symbols_offset))[2] = 1;
+}
+
+static void symbol_unknown_flag(char *buf)
+{
+	((struct plan_symbol *)(buf + record_of(buf)->symbols_offset))[0].flags = 2;
+}
+
+/* A symbolised image round trip: serialised, written to a file, and written
+ * again as the reader gives it back (as a merge or a re-plan does); the
+ * reader refuses symbols that point outside their tables. */
+static void test_symbols(void)
+{
+	struct plan_image im = make_symbolized_image(), back;
+	void (*const hostile[])(char *) = {symbol_string_outside, frame_symbols_descending,
+					   symbol_unknown_flag};
+	char path[] = "/tmp/test-plan-file-XXXXXX";
+	char why[256];
+	void *buf, *again, *loaded;
+	size_t len, again_len, loaded_len;
+
+	CHECK(plan_file_serialize(&im, 1, 7, &buf, &len) == 0);
+	CHECK(validate(buf, len) == 0);
+	plan_file_image(buf, 0, &back);
+	check_symbols(&back);
+	CHECK(plan_file_serialize(&back, 1, 7, &again, &again_len) == 0);
+	CHECK(again_len == len && memcmp(again, buf, len) == 0);
+
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(plan_file_write(path, &back, 1, 7) == 0);
+	CHECK(plan_file_load(path, &loaded, &loaded_len, why, sizeof(why)) == 0);
+	CHECK(loaded_len == len && memcmp(loaded, buf, len) == 0);
+	unlink(path);
+
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		char *copy = malloc(len);
+		memcpy(copy, buf, len);
+		hostile[i](copy);
+		reseal(copy, len);
+		CHECK(validate(copy, len) == -EINVAL);
+		free(copy);
+	}
+	free(loaded);
+	free(again);
+	free(buf);
+}
+
 int main(void)
 {
 	struct plan_image im = make_image(), back;
@@ -333,5 +425,7 @@ int main(void)
 	entries[1].offset_bytes = 192;
 	CHECK(plan_file_serialize(&im, 1, 99, &buf, &len) == -EINVAL);
 	entries[1].offset_bytes = 128;
+
+	test_symbols();
 	return 0;
 }
