@@ -7,7 +7,8 @@ packages=(
   meson ninja-build pkg-config gcc
   libunwind-dev   # call-site unwinding (unw_backtrace and its per-thread cache)
   uthash-dev      # hash tables for sites, allocating through libc
-  libdw-dev       # symbolising frames in `memplan show`
+  libdw-dev       # symbolising frames (memplan record stores them, show and diff print them)
+  g++             # its libstdc++-dev: __cxa_demangle, for C++ names
   libxxhash-dev   # checksums and call-site hashes
   time            # /usr/bin/time: peak RSS in the demo
   clang           # libFuzzer, for scripts/fuzz.sh

@@ -26,6 +26,7 @@
 
 #include "atomic_file.h"
 #include "checker.h"
+#include "cli_args.h"
 #include "commands.h"
 #include "csv_instance.h"
 #include "plan_builder.h"
@@ -56,22 +57,9 @@ static void plan_usage(FILE *f)
 		"                limit can plan worse than 0 = the quick heuristics only,\n"
 		"                however long they take\n"
 		"  --capacity    stop as soon as the arena fits in BYTES\n"
-		"  --threads     worker threads (default: one per CPU)\n",
+		"  --threads     worker threads (default: one per CPU)\n"
+		"example: memplan plan app.plan -o app2.plan --time-limit 30\n",
 		PLAN_DEFAULT_TIME_LIMIT_S);
-}
-
-static int parse_u64_arg(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	*out = v;
-	return 0;
 }
 
 static void plan_progress(void *ctx, uint64_t best_bytes, uint64_t lower_bound_bytes,
@@ -280,13 +268,13 @@ int cmd_plan(int argc, char **argv)
 			}
 			break;
 		case 'C':
-			if (parse_u64_arg(optarg, &a.capacity_bytes)) {
+			if (cli_parse_count(optarg, &a.capacity_bytes)) {
 				fprintf(stderr, "memplan: plan: bad --capacity '%s'\n", optarg);
 				return 2;
 			}
 			break;
 		case 'j':
-			if (parse_u64_arg(optarg, &v) || v > 1024) {
+			if (cli_parse_count(optarg, &v) || v > 1024) {
 				fprintf(stderr, "memplan: plan: bad --threads '%s'\n", optarg);
 				return 2;
 			}

@@ -1,6 +1,8 @@
 /* memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD...
  * Runs CMD with the preload library in record mode; every process image that
- * allocates adds its planned image to PLAN. Exits with CMD's status. */
+ * allocates adds its planned image to PLAN. Once CMD has ended, the plan's
+ * frames are symbolised and stored in it (plan_symbolize.h). Exits with CMD's
+ * status. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,7 @@
 #include "file_io.h"
 #include "launch.h"
 #include "plan_file.h"
+#include "plan_symbolize.h"
 #include "static_exe.h"
 #include "stats_lines.h"
 
@@ -31,7 +34,18 @@ static int usage(const char *why)
 		fprintf(stderr, "memplan: record: %s\n", why);
 	fprintf(out,
 		"usage: memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD [ARG...]\n");
-	return why ? 2 : 0;
+	if (why)
+		return 2;
+	fprintf(out,
+		"Runs CMD with every allocation of each of its process images recorded, and\n"
+		"writes their plans to PLAN; once CMD has ended, stores the symbols of the\n"
+		"plan's call sites in it. Exits with CMD's status.\n"
+		"  -o, --output PLAN     the plan file (required)\n"
+		"  --depth N             frames per call site, 1 to 64 (default %d)\n"
+		"  --plan-seconds S      planning time per process image (default 0.25)\n"
+		"example: memplan record -o app.plan -- ./app --test-input in.txt\n",
+		MEMPLAN_DEFAULT_DEPTH);
+	return 0;
 }
 
 /* What the command's processes said of their plans (statistics lines). */
@@ -131,8 +145,14 @@ int cmd_record(int argc, char **argv)
 		stats_lines_read(stats, 0, note_outcome, &seen);
 		unlink(stats);
 	}
-	if (plan_file_peek_record_id(plan) == id)
+	if (plan_file_peek_record_id(plan) == id) {
+		/* The plan is complete without its symbols; failing to add them costs
+		 * readability, not the recording. */
+		char why[256];
+		if (plan_symbolize_file(plan, id, why, sizeof(why)) < 0)
+			fprintf(stderr, "memplan: %s: %s\n", output, why);
 		return status;
+	}
 	if (seen.written)
 		fprintf(stderr,
 			"memplan: %s: replaced by another recording that wrote it later; this "

@@ -28,7 +28,16 @@ static int usage(const char *why)
 		fprintf(stderr, "memplan: replay: %s\n", why);
 	fprintf(out,
 		"usage: memplan replay -p PLAN [--stats FILE] [--prefault] -- CMD [ARG...]\n");
-	return why ? 2 : 0;
+	if (why)
+		return 2;
+	fprintf(out, "Runs CMD with each process image's allocations served from the arena its\n"
+		     "plan lays out (the rest from libc). Exits with CMD's status.\n"
+		     "  -p, --plan PLAN   the plan file (required)\n"
+		     "  --stats FILE      append one JSON line of statistics per process image\n"
+		     "                    (default: none kept)\n"
+		     "  --prefault        touch the whole arena at start-up (default: off)\n"
+		     "example: memplan replay -p app.plan --stats stats.jsonl -- ./app in.txt\n");
+	return 0;
 }
 
 static void note_exe_in_plan(const struct stats_line *line, void *found)

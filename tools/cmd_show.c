@@ -1,7 +1,8 @@
-/* memplan show [--json] [--top N] PLAN
+/* memplan show [--json | --svg] [--top N|all] PLAN
  * What a plan says: per process image, allocations, call sites, arena size
- * against the lower bound, and the call sites holding the most bytes at the peak,
- * symbolised. --json prints one object for scripts (keys are a stable contract:
+ * against the lower bound, the requested peak, and the call sites holding the
+ * most bytes at the peak, named by their stored symbols (frame_symbols.h).
+ * --json prints one object for scripts (keys are a stable contract:
  * allocations, arena_bytes, lower_bound_bytes, sites, and images[] per image). */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -11,11 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_args.h"
 #include "commands.h"
+#include "frame_symbols.h"
+#include "image_match.h"
+#include "json_print.h"
 #include "plan_file.h"
 #include "plan_summary.h"
 #include "plan_svg.h"
-#include "symbolize.h"
 
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
@@ -25,59 +29,24 @@ static int usage(const char *why)
 
 	if (why && *why)
 		fprintf(stderr, "memplan: show: %s\n", why);
-	fprintf(out, "usage: memplan show [--json | --svg] [--top N] PLAN\n");
-	return why ? 2 : 0;
-}
-
-static void json_string(FILE *out, const char *s, size_t len)
-{
-	fputc('"', out);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-/* argv is stored NUL-separated; print it as a JSON array or a spaced line. */
-static void print_args(FILE *out, const struct plan_image *im, bool json)
-{
-	const char *p = im->strings + im->record.args_offset, *end = p + im->record.args_bytes;
-	bool first = true;
-
-	if (json)
-		fputc('[', out);
-	while (p < end) {
-		size_t n = strnlen(p, (size_t)(end - p));
-		if (json) {
-			if (!first)
-				fputc(',', out);
-			json_string(out, p, n);
-		} else {
-			fprintf(out, "%s%.*s", first ? "" : " ", (int)n, p);
-		}
-		first = false;
-		p += n + 1;
-	}
-	if (json)
-		fputc(']', out);
+	fprintf(out, "usage: memplan show [--json | --svg] [--top N|all] PLAN\n");
+	if (why)
+		return 2;
+	fprintf(out, "Prints what a plan says of each process image: allocations, call sites,\n"
+		     "arena, lower bound, requested peak, and the call sites holding the most\n"
+		     "bytes at the peak, named by the symbols stored in the plan (looked up in\n"
+		     "the binaries for a plan that has none). libc's start-up frames below main\n"
+		     "are left out.\n"
+		     "  --json     one JSON object, for scripts (default: text)\n"
+		     "  --svg      an SVG picture of the image with the biggest arena\n"
+		     "  --top N    call sites listed per image, or all (default 10)\n"
+		     "example: memplan show --top all app.plan\n");
+	return 0;
 }
 
 static double ratio(uint64_t a, uint64_t b)
 {
 	return b ? (double)a / (double)b : 1.0;
-}
-
-/* The allocations an image's plan accounts for: its exact entries (in-place
- * reallocs among them) and those folded into pools. */
-static uint64_t image_allocations(const struct plan_image_record *r)
-{
-	return r->entry_count + r->folded_count;
 }
 
 /* How a site is planned: "exact" (entries only), "pools" (and pools for its
@@ -102,25 +71,29 @@ static void pool_totals(const struct plan_image *im, uint32_t site, uint64_t *sl
 }
 
 static void print_image_text(FILE *out, struct symbolizer *sym, const struct plan_image *im,
-			     const struct site_summary *sums, unsigned top, uint64_t peak_bytes)
+			     const struct site_summary *sums, uint32_t top, uint64_t peak_bytes)
 {
 	const struct plan_image_record *r = &im->record;
 	uint64_t slots, pool_bytes;
 
 	fprintf(out, "image: %s (pid %u%s)\n", im->strings + r->exe_path_offset, r->pid,
 		r->flags & PLAN_IMAGE_FORKED ? ", forked without exec" : "");
-	fprintf(out, "  command:      ");
-	print_args(out, im, false);
+	char command[8192]; /* recordings keep at most 4096 bytes of arguments */
+	image_match_label(im, command, sizeof(command));
+	fprintf(out, "  command:      %s\n", command);
 	fprintf(out,
-		"\n  allocations:  %" PRIu64 " recorded of %" PRIu64 " calls: %" PRIu64
+		"  allocations:  %" PRIu64 " recorded of %" PRIu64 " calls: %" PRIu64
 		" exact, %" PRIu64 " folded into pools\n",
-		image_allocations(r), r->alloc_calls, r->entry_count, r->folded_count);
+		plan_summary_figures(im).allocations, r->alloc_calls, r->entry_count,
+		r->folded_count);
 	fprintf(out, "  call sites:   %u (depth %u)\n", r->site_count, r->depth);
 	fprintf(out, "  arena:        %" PRIu64 " bytes\n", r->arena_bytes);
 	fprintf(out,
 		"  lower bound:  %" PRIu64 " bytes (most bytes live at once; arena is %.4fx)\n",
 		r->lower_bound_bytes, ratio(r->arena_bytes, r->lower_bound_bytes));
-	fprintf(out, "  peak:         %" PRIu64 " bytes requested live at once\n",
+	fprintf(out,
+		"  requested peak: %" PRIu64 " bytes (most bytes the program asked for live at "
+		"once)\n",
 		r->requested_peak_bytes);
 	pool_totals(im, UINT32_MAX, &slots, &pool_bytes);
 	fprintf(out,
@@ -129,13 +102,16 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 		r->pool_count, slots, pool_bytes, 100.0 * ratio(pool_bytes, r->arena_bytes));
 	if (r->flags & PLAN_IMAGE_THREAD_REGIONS)
 		fprintf(out, "  threads:      each in a region of the arena of its own\n");
+	fprintf(out, "  symbols:      %s\n",
+		r->symbol_count ? "stored in the plan when recorded"
+				: "none stored; looked up in the binaries now");
 	if (!r->site_count)
 		return;
 	fprintf(out, "  top call sites by bytes live at the peak (%" PRIu64 " requested bytes):\n",
 		peak_bytes);
 	fprintf(out, "    %14s %8s %10s %-14s %s\n", "bytes@peak", "blocks", "allocs", "planned",
 		"site");
-	for (unsigned i = 0; i < top && i < r->site_count; i++) {
+	for (uint32_t i = 0; i < top && i < r->site_count; i++) {
 		const struct site_summary *s = &sums[i];
 		const struct plan_site *site = &im->sites[s->site];
 		char kind[32];
@@ -146,47 +122,68 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 			snprintf(kind, sizeof(kind), "tail %u", site->tail_entries);
 		else
 			snprintf(kind, sizeof(kind), "exact");
-		fprintf(out, "    %14" PRIu64 " %8" PRIu64 " %10" PRIu64 " %-14s ", s->bytes_at_peak,
-			s->blocks_at_peak, s->allocations, kind);
-		for (uint32_t f = 0; f < site->frame_count; f++) {
-			char name[512];
-			symbolizer_frame(sym, im, &im->frames[site->first_frame + f], name,
-					 sizeof(name));
-			fprintf(out, "%s%s\n", f ? "    " : "", name);
-			if (f + 1 < site->frame_count)
-				fprintf(out, "    %14s %8s %10s %-14s ", "", "", "", "");
+		fprintf(out, "    %14" PRIu64 " %8" PRIu64 " %10" PRIu64 " %-14s ",
+			s->bytes_at_peak, s->blocks_at_peak, s->allocations, kind);
+		uint32_t shown = frame_symbols_shown(im, s->site, sym);
+		for (uint32_t f = 0; f < shown; f++) {
+			char name[1024];
+			frame_symbols_format(im, site->first_frame + f, sym, name, sizeof(name));
+			if (f)
+				fprintf(out, "    %14s %8s %10s %-14s     ", "", "", "", "");
+			fprintf(out, "%s\n", name);
 		}
-		if (!site->frame_count)
-			fputc('\n', out);
+		if (!shown)
+			fputs(site->frame_count ? "(libc start-up)\n" : "(no frames)\n", out);
+	}
+}
+
+/* The functions of a site's first frames, innermost first, as objects. */
+static void print_functions_json(FILE *out, struct symbolizer *sym, const struct plan_image *im,
+				 const struct plan_site *site, uint32_t frames)
+{
+	bool first = true;
+
+	for (uint32_t f = 0; f < frames; f++) {
+		struct frame_symbol symbols[FRAME_SYMBOLS_MAX];
+		const struct plan_frame *frame = &im->frames[site->first_frame + f];
+		unsigned n =
+		    frame_symbols_get(im, site->first_frame + f, sym, symbols, FRAME_SYMBOLS_MAX);
+		for (unsigned k = 0; k < n; k++, first = false) {
+			if (!first)
+				fputc(',', out);
+			json_print_function(out, symbols[k].function,
+					    frame_symbols_module_name(im, frame->module),
+					    symbols[k].file, symbols[k].line, symbols[k].inlined);
+		}
 	}
 }
 
 static void print_image_json(FILE *out, struct symbolizer *sym, const struct plan_image *im,
-			     const struct site_summary *sums, unsigned top, uint64_t t_peak)
+			     const struct site_summary *sums, uint32_t top, uint64_t t_peak)
 {
 	const struct plan_image_record *r = &im->record;
 
 	fprintf(out, "{\"exe\":");
-	json_string(out, im->strings + r->exe_path_offset, r->exe_path_bytes);
+	json_print_string(out, im->strings + r->exe_path_offset, r->exe_path_bytes);
 	fprintf(out, ",\"args\":");
-	print_args(out, im, true);
+	json_print_args(out, im);
 	uint64_t slots, pool_bytes;
 	pool_totals(im, UINT32_MAX, &slots, &pool_bytes);
 	fprintf(out,
 		",\"pid\":%u,\"depth\":%u,\"allocations\":%" PRIu64 ",\"alloc_calls\":%" PRIu64
 		",\"exact_entries\":%" PRIu64 ",\"folded\":%" PRIu64 ",\"pools\":%u"
-		",\"pool_slots\":%" PRIu64 ",\"pool_bytes\":%" PRIu64
-		",\"arena_bytes\":%" PRIu64 ",\"lower_bound_bytes\":%" PRIu64
-		",\"requested_peak_bytes\":%" PRIu64
-		",\"sites\":%u,\"thread_regions\":%s,\"forked\":%s,\"peak_time\":%" PRIu64
-		",\"exe_key\":\"%016" PRIx64 "\",\"args_key\":\"%016" PRIx64 "\",\"top_sites\":[",
-		r->pid, r->depth, image_allocations(r), r->alloc_calls, r->entry_count,
-		r->folded_count, r->pool_count, slots, pool_bytes, r->arena_bytes,
+		",\"pool_slots\":%" PRIu64 ",\"pool_bytes\":%" PRIu64 ",\"arena_bytes\":%" PRIu64
+		",\"lower_bound_bytes\":%" PRIu64 ",\"requested_peak_bytes\":%" PRIu64
+		",\"sites\":%u,\"thread_regions\":%s,\"forked\":%s,\"symbols_stored\":%s"
+		",\"peak_time\":%" PRIu64 ",\"exe_key\":\"%016" PRIx64
+		"\",\"args_key\":\"%016" PRIx64 "\",\"top_sites\":[",
+		r->pid, r->depth, plan_summary_figures(im).allocations, r->alloc_calls,
+		r->entry_count, r->folded_count, r->pool_count, slots, pool_bytes, r->arena_bytes,
 		r->lower_bound_bytes, r->requested_peak_bytes, r->site_count,
 		r->flags & PLAN_IMAGE_THREAD_REGIONS ? "true" : "false",
-		r->flags & PLAN_IMAGE_FORKED ? "true" : "false", t_peak, r->exe_key,
-		r->args_key);
-	for (unsigned i = 0; i < top && i < r->site_count; i++) {
+		r->flags & PLAN_IMAGE_FORKED ? "true" : "false", r->symbol_count ? "true" : "false",
+		t_peak, r->exe_key, r->args_key);
+	for (uint32_t i = 0; i < top && i < r->site_count; i++) {
 		const struct site_summary *s = &sums[i];
 		const struct plan_site *site = &im->sites[s->site];
 		pool_totals(im, s->site, &slots, &pool_bytes);
@@ -207,15 +204,17 @@ static void print_image_json(FILE *out, struct symbolizer *sym, const struct pla
 				k ? "," : "", p->slot_bytes, p->slot_count, p->chunk_count,
 				p->max_live, p->allocs);
 		}
+		uint32_t shown = frame_symbols_shown(im, s->site, sym);
 		fprintf(out, "],\"frames\":[");
-		for (uint32_t f = 0; f < site->frame_count; f++) {
-			char name[512];
-			symbolizer_frame(sym, im, &im->frames[site->first_frame + f], name,
-					 sizeof(name));
+		for (uint32_t f = 0; f < shown; f++) {
+			char name[1024];
+			frame_symbols_format(im, site->first_frame + f, sym, name, sizeof(name));
 			if (f)
 				fputc(',', out);
-			json_string(out, name, strlen(name));
+			json_print_text(out, name);
 		}
+		fprintf(out, "],\"functions\":[");
+		print_functions_json(out, sym, im, site, shown);
 		fprintf(out, "]}");
 	}
 	fprintf(out, "]}");
@@ -231,7 +230,7 @@ int cmd_show(int argc, char **argv)
 	    {0},
 	};
 	bool json = false, svg = false;
-	unsigned top = 10;
+	uint32_t top = 10;
 	char why[256];
 	const void *buf;
 	size_t len;
@@ -246,14 +245,10 @@ int cmd_show(int argc, char **argv)
 		case 's':
 			svg = true;
 			break;
-		case 't': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < 0 || v > 100000)
-				return usage("--top takes a whole number");
-			top = (unsigned)v;
+		case 't':
+			if (cli_parse_top(optarg, &top) < 0)
+				return usage("--top takes a whole number, or all");
 			break;
-		}
 		case 'h':
 			return usage(NULL);
 		default:
@@ -276,27 +271,32 @@ int cmd_show(int argc, char **argv)
 		plan_file_unmap((void *)buf, len);
 		return status;
 	}
-	uint64_t allocations = 0, arena = 0, lower = 0, sites = 0;
+	struct plan_figures total = {0};
+	uint64_t sites = 0;
 	for (uint32_t i = 0; i < h->image_count; i++) {
 		struct plan_image im;
 		plan_file_image(buf, i, &im);
-		allocations += image_allocations(&im.record);
-		arena += im.record.arena_bytes;
-		lower += im.record.lower_bound_bytes;
+		struct plan_figures f = plan_summary_figures(&im);
+		total.allocations += f.allocations;
+		total.arena_bytes += f.arena_bytes;
+		total.lower_bound_bytes += f.lower_bound_bytes;
+		total.requested_peak_bytes += f.requested_peak_bytes;
 		sites += im.record.site_count;
 	}
 	if (json) {
 		printf("{\"file\":");
-		json_string(stdout, path, strlen(path));
+		json_print_text(stdout, path);
 		printf(",\"format_version\":%u,\"record_id\":%" PRIu64 ",\"allocations\":%" PRIu64
 		       ",\"arena_bytes\":%" PRIu64 ",\"lower_bound_bytes\":%" PRIu64
-		       ",\"sites\":%" PRIu64 ",\"images\":[",
-		       h->version, h->record_id, allocations, arena, lower, sites);
+		       ",\"requested_peak_bytes\":%" PRIu64 ",\"sites\":%" PRIu64 ",\"images\":[",
+		       h->version, h->record_id, total.allocations, total.arena_bytes,
+		       total.lower_bound_bytes, total.requested_peak_bytes, sites);
 	} else {
 		printf("plan: %s (%u process image%s; totals: %" PRIu64
-		       " allocations, arena %" PRIu64 " bytes, lower bound %" PRIu64 " bytes)\n",
-		       path, h->image_count, h->image_count == 1 ? "" : "s", allocations, arena,
-		       lower);
+		       " allocations, arena %" PRIu64 " bytes, lower bound %" PRIu64
+		       " bytes, requested peak %" PRIu64 " bytes)\n",
+		       path, h->image_count, h->image_count == 1 ? "" : "s", total.allocations,
+		       total.arena_bytes, total.lower_bound_bytes, total.requested_peak_bytes);
 	}
 	for (uint32_t i = 0; i < h->image_count; i++) {
 		struct plan_image im;

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan_svg.h"
+#include "frame_symbols.h"
 #include "plan_summary.h"
-#include "symbolize.h"
+#include "plan_svg.h"
 
 #define GRID_W	    800
 #define GRID_H	    400
@@ -142,16 +142,11 @@ static double nice_step(double range, int n)
 	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
 }
 
+/* Frame k of site's, as frame_symbols_format names it. */
 static void frame_name(struct symbolizer *sym, const struct plan_image *im, uint32_t site,
 		       uint32_t k, char *buf, size_t cap)
 {
-	const struct plan_site *s = &im->sites[site];
-	const struct plan_frame *f = &im->frames[s->first_frame + k];
-	if (sym)
-		symbolizer_frame(sym, im, f, buf, cap);
-	else
-		snprintf(buf, cap, "%s+0x%" PRIx64, plan_image_module_path(im, f->module),
-			 f->offset);
+	frame_symbols_format(im, im->sites[site].first_frame + k, sym, buf, cap);
 }
 
 static void emit_rect(FILE *out, int x, int y, int width, int height, int code)
@@ -440,20 +435,20 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 		char name[512];
 		format_bytes(a, sizeof(a), (double)s->bytes_at_peak);
 		fprintf(out, "%s at peak, %" PRIu64 " allocs: ", a, s->allocations);
-		if (!site->frame_count) {
-			fputs("(no frames)", out);
+		uint32_t shown = frame_symbols_shown(im, s->site, sym);
+		if (!shown) {
+			fputs(site->frame_count ? "(start-up code)" : "(no frames)", out);
 		} else {
 			frame_name(sym, im, s->site, 0, name, sizeof(name));
 			xml_text(out, name, NAME_CHARS / 3);
-			if (site->frame_count > 1) {
+			if (shown > 1) {
 				fputs(" ← ", out);
 				frame_name(sym, im, s->site, 1, name, sizeof(name));
 				xml_text(out, name, NAME_CHARS / 3);
 			}
-			if (site->frame_count > 2) {
-				fputs(site->frame_count > 3 ? " ← … ← " : " ← ", out);
-				frame_name(sym, im, s->site, site->frame_count - 1, name,
-					   sizeof(name));
+			if (shown > 2) {
+				fputs(shown > 3 ? " ← … ← " : " ← ", out);
+				frame_name(sym, im, s->site, shown - 1, name, sizeof(name));
 				xml_text(out, name, NAME_CHARS / 3);
 			}
 		}

@@ -16,8 +16,8 @@
 
 struct symbolizer;
 
-/* Writes an SVG document for image to out. sym may be NULL (frames are then shown
- * as module+offset). Entries are not trusted to be free of overlaps or in range:
+/* Writes an SVG document for image to out. Frames are named by the symbols stored
+ * in the plan, else by sym's (NULL: as module+offset). Entries are not trusted to be free of overlaps or in range:
  * anything outside the axes is clipped. Returns 0, -ENOMEM, or -EIO if writing to
  * out failed. May allocate. Not thread-safe (the symbolizer is not). */
 int plan_svg_write(FILE *out, const struct plan_image *image, struct symbolizer *sym);

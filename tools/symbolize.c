@@ -1,24 +1,68 @@
 /* Symbolisation with libdw, see symbolize.h. Each module is reported to one
- * offline Dwfl at its own base, once, and looked up by path and build-id. */
+ * offline Dwfl at its own base, once; an offset's functions come from the
+ * DWARF scopes around it (inline chain, files and lines) and from the ELF
+ * symbol table (the outermost function's name). */
 #define _GNU_SOURCE
 #include "symbolize.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <inttypes.h>
-#include <libgen.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "hash_table.h"
+#include "plan_file.h"
+
+/* libstdc++'s demangler, extern "C" (cxxabi.h is C++ only). */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* A function of a module's ELF symbol table. */
+struct elf_function {
+	uint64_t start, size;
+	const char *name; /* in the ELF file's string table */
+	unsigned rank;	  /* among functions at one address, the lowest is named */
+};
 
 struct module_slot {
 	char *path;
-	Dwfl *dwfl; /* NULL if the module could not be opened or did not match */
-	Dwfl_Module *module;
+	uint8_t build_id[PLAN_BUILD_ID_MAX];
+	unsigned build_id_bytes;
+	Dwfl *dwfl;	     /* NULL if the module could not be opened */
+	Dwfl_Module *module; /* NULL if not opened, or not the recorded build */
+	/* The module's functions by address, read at the first lookup:
+	 * dwfl_module_addrinfo scans the whole symbol table on every call, which
+	 * with thousands of frames took seconds for a recording of gcc. */
+	struct elf_function *functions;
+	size_t function_count;
+	bool functions_read;
+};
+
+struct frame_key {
+	uint32_t slot;
+	uint32_t pad; /* zeroed: the key is hashed as bytes */
+	uint64_t offset;
+};
+
+struct cached_frame {
+	struct frame_key key;
+	struct frame_symbol *symbols;
+	unsigned count;
+	UT_hash_handle hh;
+};
+
+struct interned {
+	UT_hash_handle hh;
+	char text[];
 };
 
 struct symbolizer {
 	struct module_slot *slots;
-	size_t count, cap;
+	size_t slot_count, slot_cap;
+	struct cached_frame *frames;
+	struct interned *strings;
+	double deadline_s; /* CLOCK_MONOTONIC; 0: none */
 };
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -29,41 +73,129 @@ static const Dwfl_Callbacks offline_callbacks = {
 
 struct symbolizer *symbolizer_new(void)
 {
+	unsetenv("DEBUGINFOD_URLS");
 	return calloc(1, sizeof(struct symbolizer));
 }
 
 void symbolizer_free(struct symbolizer *s)
 {
+	struct cached_frame *f, *f_next;
+	struct interned *t, *t_next;
+
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->count; i++) {
+	for (size_t i = 0; i < s->slot_count; i++) {
 		if (s->slots[i].dwfl)
 			dwfl_end(s->slots[i].dwfl);
+		free(s->slots[i].functions);
 		free(s->slots[i].path);
 	}
 	free(s->slots);
+	HASH_ITER(hh, s->frames, f, f_next)
+	{
+		HASH_DEL(s->frames, f);
+		free(f->symbols);
+		free(f);
+	}
+	HASH_ITER(hh, s->strings, t, t_next)
+	{
+		HASH_DEL(s->strings, t);
+		free(t);
+	}
 	free(s);
 }
 
+static double monotonic_seconds(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+void symbolizer_set_budget(struct symbolizer *s, double seconds)
+{
+	s->deadline_s = monotonic_seconds() + seconds;
+}
+
+static bool past_deadline(const struct symbolizer *s)
+{
+	return s->deadline_s > 0 && monotonic_seconds() >= s->deadline_s;
+}
+
+/* The one copy of text (the first len bytes), or NULL on ENOMEM. */
+static const char *intern(struct symbolizer *s, const char *text, size_t len)
+{
+	struct interned *t;
+
+	HASH_FIND(hh, s->strings, text, len, t);
+	if (t)
+		return t->text;
+	t = malloc(sizeof(*t) + len + 1);
+	if (!t)
+		return NULL;
+	memcpy(t->text, text, len);
+	t->text[len] = '\0';
+	HASH_ADD_KEYPTR(hh, s->strings, t->text, len, t);
+	return t->text;
+}
+
+/* A symbol's name as people write it: demangled (C++), without the symbol
+ * version ELF tables may carry ("__libc_start_main@@GLIBC_2.34"). */
+static const char *readable_name(struct symbolizer *s, const char *raw)
+{
+	const char *at = strchr(raw, '@');
+	size_t len = at ? (size_t)(at - raw) : strlen(raw);
+	const char *name;
+
+	if (len > 2 && raw[0] == '_' && raw[1] == 'Z') {
+		char *mangled = strndup(raw, len);
+		int status = -1;
+		char *demangled = mangled ? __cxa_demangle(mangled, NULL, NULL, &status) : NULL;
+		free(mangled);
+		if (demangled && status == 0) {
+			name = intern(s, demangled, strlen(demangled));
+			free(demangled);
+			return name;
+		}
+		free(demangled);
+	}
+	return intern(s, raw, len);
+}
+
 static struct module_slot *open_module(struct symbolizer *s, const char *path,
-				       const struct plan_module *pm)
+				       const uint8_t *build_id, unsigned build_id_bytes,
+				       uint32_t *index)
 {
 	struct module_slot *slot;
 
-	for (size_t i = 0; i < s->count; i++)
-		if (!strcmp(s->slots[i].path, path))
-			return &s->slots[i];
-	if (s->count == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 16;
+	if (build_id_bytes > sizeof(slot->build_id))
+		build_id_bytes = 0;
+	for (size_t i = 0; i < s->slot_count; i++) {
+		slot = &s->slots[i];
+		if (slot->build_id_bytes == build_id_bytes &&
+		    !memcmp(slot->build_id, build_id, build_id_bytes) &&
+		    !strcmp(slot->path, path)) {
+			*index = (uint32_t)i;
+			return slot;
+		}
+	}
+	if (s->slot_count == s->slot_cap) {
+		size_t cap = s->slot_cap ? 2 * s->slot_cap : 16;
 		struct module_slot *grown = realloc(s->slots, cap * sizeof(*grown));
 		if (!grown)
 			return NULL;
 		s->slots = grown;
-		s->cap = cap;
+		s->slot_cap = cap;
 	}
-	slot = &s->slots[s->count++];
+	slot = &s->slots[s->slot_count];
 	memset(slot, 0, sizeof(*slot));
 	slot->path = strdup(path);
+	if (!slot->path)
+		return NULL;
+	memcpy(slot->build_id, build_id, build_id_bytes);
+	slot->build_id_bytes = build_id_bytes;
+	*index = (uint32_t)s->slot_count++;
 	if (path[0] != '/')
 		return slot; /* [vdso], [unknown] */
 	slot->dwfl = dwfl_begin(&offline_callbacks);
@@ -73,43 +205,222 @@ static struct module_slot *open_module(struct symbolizer *s, const char *path,
 	 * ELF file's own addresses are. */
 	slot->module = dwfl_report_elf(slot->dwfl, path, path, -1, 0, false);
 	dwfl_report_end(slot->dwfl, NULL, NULL);
-	if (slot->module && pm->build_id_bytes) {
+	if (slot->module && build_id_bytes) {
 		const unsigned char *bits;
 		GElf_Addr vaddr;
 		int n = dwfl_module_build_id(slot->module, &bits, &vaddr);
-		if (n != pm->build_id_bytes || memcmp(bits, pm->build_id, (size_t)n) != 0)
+		if (n != (int)build_id_bytes || memcmp(bits, build_id, build_id_bytes) != 0)
 			slot->module = NULL; /* the file changed since recording */
 	}
 	return slot;
 }
 
-void symbolizer_frame(struct symbolizer *s, const struct plan_image *image,
-		      const struct plan_frame *f, char *out, size_t cap)
+/* A DWARF function's name: its linkage name (which a C++ name needs to be
+ * qualified), else its plain name, through abstract origins (an inlined
+ * instance, a clone such as foo.constprop.0) and declarations. */
+static const char *dwarf_function_name(struct symbolizer *s, Dwarf_Die *die)
 {
-	const struct plan_module *pm = &image->modules[f->module];
-	const char *path = plan_image_module_path(image, f->module);
-	char *path_copy = strdup(path);
-	const char *base = path_copy ? basename(path_copy) : path;
-	struct module_slot *slot = open_module(s, path, pm);
-	/* A return address points after the call; look up the call itself. */
-	GElf_Addr addr = f->offset ? f->offset - 1 : 0;
-	const char *name = NULL, *file = NULL;
-	GElf_Off sym_off = 0;
-	GElf_Sym sym;
-	int line = 0;
+	Dwarf_Attribute attr;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 
-	if (slot && slot->module) {
-		name = dwfl_module_addrinfo(slot->module, addr, &sym_off, &sym, NULL, NULL, NULL);
-		Dwfl_Line *l = dwfl_module_getsrc(slot->module, addr);
-		if (l)
-			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return name ? readable_name(s, name) : NULL;
+}
+
+/* The functions at addr from the DWARF scopes around it, innermost first, into
+ * out (at most cap). The innermost one's file and line are the line table's at
+ * addr; each outer one's, the call site of the function inlined into it. */
+static unsigned dwarf_functions(struct symbolizer *s, Dwfl_Module *mod, Dwarf_Addr addr,
+				struct frame_symbol *out, unsigned cap)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias), *scopes = NULL, cu_die;
+	Dwarf_Files *files = NULL;
+	const char *file = NULL;
+	unsigned count = 0;
+	int line = 0, n;
+
+	if (!cu)
+		return 0;
+	n = dwarf_getscopes(cu, addr - bias, &scopes);
+	if (n <= 0) {
+		free(scopes);
+		return 0;
 	}
-	if (name && file)
-		snprintf(out, cap, "%s+0x%" PRIx64 " (%s:%d) in %s", name, (uint64_t)sym_off + 1,
-			 file, line, base);
-	else if (name)
-		snprintf(out, cap, "%s+0x%" PRIx64 " in %s", name, (uint64_t)sym_off + 1, base);
-	else
-		snprintf(out, cap, "%s+0x%" PRIx64, base, (uint64_t)f->offset);
-	free(path_copy);
+	/* dwarf_getscopes goes on from an inlined instance to the scopes around its
+	 * abstract definition; the functions it was inlined into are around the
+	 * instance itself. */
+	Dwarf_Die innermost = scopes[0];
+	free(scopes);
+	scopes = NULL;
+	n = dwarf_getscopes_die(&innermost, &scopes);
+	if (n <= 0) {
+		free(scopes);
+		return 0;
+	}
+	if (dwarf_diecu(&innermost, &cu_die, NULL, NULL))
+		dwarf_getsrcfiles(&cu_die, &files, NULL);
+	Dwfl_Line *src = dwfl_module_getsrc(mod, addr);
+	if (src)
+		file = dwfl_lineinfo(src, NULL, &line, NULL, NULL, NULL);
+	for (int i = 0; i < n && count < cap; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		out[count++] = (struct frame_symbol){
+		    .function = dwarf_function_name(s, &scopes[i]),
+		    .file = file ? intern(s, file, strlen(file)) : NULL,
+		    .line = line > 0 ? (uint32_t)line : 0,
+		    .inlined = tag == DW_TAG_inlined_subroutine,
+		};
+		if (tag == DW_TAG_subprogram)
+			break;
+		Dwarf_Attribute attr;
+		Dwarf_Word value;
+		file = NULL;
+		line = 0;
+		if (files &&
+		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &value) == 0)
+			file = dwarf_filesrc(files, value, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &value) == 0)
+			line = (int)value;
+	}
+	free(scopes);
+	return count;
+}
+
+/* Which of the functions at one address names it: global before weak before
+ * local, then a public name ("malloc") before an internal alias
+ * ("__libc_malloc"). */
+static unsigned function_rank(const GElf_Sym *sym, const char *name)
+{
+	unsigned binding = GELF_ST_BIND(sym->st_info);
+
+	return (binding == STB_GLOBAL ? 0 : binding == STB_WEAK ? 2 : 4) + (name[0] == '_');
+}
+
+static int by_start_then_rank(const void *pa, const void *pb)
+{
+	const struct elf_function *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static void read_functions(struct module_slot *slot)
+{
+	int n = dwfl_module_getsymtab(slot->module);
+
+	slot->functions_read = true;
+	if (n <= 0 || !(slot->functions = malloc((size_t)n * sizeof(*slot->functions))))
+		return;
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name =
+		    dwfl_module_getsym_info(slot->module, i, &sym, &addr, &shndx, NULL, NULL);
+		unsigned type = name ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !sym.st_size || !*name ||
+		    shndx == SHN_UNDEF)
+			continue;
+		slot->functions[slot->function_count++] = (struct elf_function){
+		    .start = addr,
+		    .size = sym.st_size,
+		    .name = name,
+		    .rank = function_rank(&sym, name),
+		};
+	}
+	qsort(slot->functions, slot->function_count, sizeof(*slot->functions), by_start_then_rank);
+}
+
+/* The name of the function whose code holds addr, or NULL: of the functions
+ * that hold it, the one that starts last. */
+static const char *elf_function_at(struct module_slot *slot, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!slot->functions_read)
+		read_functions(slot);
+	hi = slot->function_count;
+	while (lo < hi) { /* the first function starting after addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (slot->functions[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Back from there: functions may nest (an alias of part of another), so a
+	 * few that do not hold addr may come first; those of one start come in
+	 * falling rank, so the last of them that holds addr is the best named. */
+	const struct elf_function *best = NULL;
+	for (size_t i = lo, seen = 0; i > 0 && seen < 64; i--, seen++) {
+		const struct elf_function *f = &slot->functions[i - 1];
+		if (best && f->start != best->start)
+			break;
+		if (addr - f->start < f->size)
+			best = f;
+	}
+	return best ? best->name : NULL;
+}
+
+static unsigned lookup(struct symbolizer *s, struct module_slot *slot, uint64_t offset,
+		       struct frame_symbol *out, unsigned cap)
+{
+	/* A return address points after the call; look up the call itself. */
+	GElf_Addr addr = offset ? offset - 1 : 0;
+	unsigned count = 0;
+
+	if (!past_deadline(s))
+		count = dwarf_functions(s, slot->module, addr, out, cap);
+	const char *elf_name = elf_function_at(slot, addr);
+	if (!elf_name)
+		return count;
+	if (!count) /* no debug information, or none for this code */
+		out[count++] = (struct frame_symbol){.inlined = false};
+	/* The ELF symbol names the function whose code this is whether or not debug
+	 * information is installed, so plans recorded with and without it agree. */
+	if (!out[count - 1].inlined)
+		out[count - 1].function = readable_name(s, elf_name);
+	return count;
+}
+
+unsigned symbolizer_lookup(struct symbolizer *s, const char *path, const uint8_t *build_id,
+			   unsigned build_id_bytes, uint64_t offset,
+			   const struct frame_symbol **out)
+{
+	struct frame_symbol found[FRAME_SYMBOLS_MAX];
+	struct cached_frame *f;
+	struct frame_key key = {0};
+	struct module_slot *slot = open_module(s, path, build_id, build_id_bytes, &key.slot);
+
+	*out = NULL;
+	if (!slot || !slot->module)
+		return 0;
+	key.offset = offset;
+	HASH_FIND(hh, s->frames, &key, sizeof(key), f);
+	if (!f) {
+		unsigned count = lookup(s, slot, offset, found, FRAME_SYMBOLS_MAX);
+		f = calloc(1, sizeof(*f));
+		if (!f)
+			return 0;
+		f->key = key;
+		f->count = count;
+		f->symbols = count ? malloc(count * sizeof(*f->symbols)) : NULL;
+		if (count && !f->symbols) {
+			free(f);
+			return 0;
+		}
+		if (count)
+			memcpy(f->symbols, found, count * sizeof(*f->symbols));
+		HASH_ADD(hh, s->frames, key, sizeof(key), f);
+	}
+	*out = f->symbols;
+	return f->count;
 }

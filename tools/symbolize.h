@@ -1,20 +1,46 @@
-/* Turning a plan frame (module, offset) back into "function+0xoff (file:line)"
- * with elfutils' libdw, after the fact and on any machine that has the binaries.
- * A module whose build-id on disk differs from the recorded one is not trusted. */
+/* Turning a frame (module, offset) back into functions, files and lines with
+ * elfutils' libdw, after the fact and on any machine that has the binaries,
+ * with their separate debug information where it is installed
+ * (/usr/lib/debug/.build-id/). A module whose build-id on disk differs from the
+ * recorded one is not trusted. Every result is cached: a module is opened once,
+ * and each of its offsets looked up once, however many images share it. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-#include "plan_file.h"
+/* The most functions kept for one frame: its own and those inlined into it. */
+#define FRAME_SYMBOLS_MAX 32
+
+/* One function at a frame's code, as memplan stores it (struct plan_symbol). */
+struct frame_symbol {
+	const char *function; /* demangled; NULL if unknown */
+	const char *file;     /* NULL if unknown */
+	uint32_t line;	      /* 0 if unknown */
+	bool inlined;	      /* inlined into the next symbol's function */
+};
 
 struct symbolizer;
 
-/* Returns a new symbolizer, or NULL on ENOMEM. May allocate. */
+/* Returns a new symbolizer, or NULL on ENOMEM. It never asks a debuginfod
+ * server (it unsets DEBUGINFOD_URLS in this process): a recording must not wait
+ * on the network. May allocate. */
 struct symbolizer *symbolizer_new(void);
 void symbolizer_free(struct symbolizer *s);
 
-/* Writes a readable name for frame f of image into out (always NUL-terminated):
- * "func+0x1a (file.c:42) in libfoo.so", or "libfoo.so+0x1234" when no symbol is
- * known. May allocate. Not thread-safe. */
-void symbolizer_frame(struct symbolizer *s, const struct plan_image *image,
-		      const struct plan_frame *f, char *out, size_t cap);
+/* From seconds from now on, lookups read ELF symbol tables only, no debug
+ * information (no inline frames, files or lines): bounds the time a lookup of
+ * many frames takes. Results found before are kept. */
+void symbolizer_set_budget(struct symbolizer *s, double seconds);
+
+/* Looks up the code at offset (a return address, relative to the load bias) of
+ * the module at path whose build-id was build_id (build_id_bytes 0: none
+ * recorded). Points *out at the functions found there, innermost first: those
+ * inlined (flagged), then the function whose code it is, whose name is its ELF
+ * symbol's where it has one. Returns how many (0 if nothing is known). The
+ * symbols and their strings live until symbolizer_free. May allocate; not
+ * thread-safe. */
+unsigned symbolizer_lookup(struct symbolizer *s, const char *path, const uint8_t *build_id,
+			   unsigned build_id_bytes, uint64_t offset,
+			   const struct frame_symbol **out);

@@ -1,0 +1,48 @@
+/* Option arguments, see cli_args.h. */
+#include "cli_args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_parse_count(const char *text, uint64_t *out)
+{
+	char *end;
+
+	if (!text || *text < '0' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_top(const char *text, uint32_t *out)
+{
+	uint64_t v;
+
+	if (!strcmp(text, "all")) {
+		*out = UINT32_MAX;
+		return 0;
+	}
+	if (cli_parse_count(text, &v) < 0 || v >= UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cli_parse_percent(const char *text, double *out)
+{
+	char *end;
+
+	if (!text || !*text)
+		return -EINVAL;
+	double v = strtod(text, &end);
+	if (*end || !isfinite(v) || v < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,15 @@
+/* Parsing the numbers the subcommands take as option arguments. Each returns 0,
+ * or -EINVAL if the text is not such a number (the caller says which option
+ * wanted what). */
+#pragma once
+
+#include <stdint.h>
+
+/* A whole number from 0 up, in decimal, nothing before or after it. */
+int cli_parse_count(const char *text, uint64_t *out);
+
+/* --top: a whole number of rows, or "all" (UINT32_MAX). */
+int cli_parse_top(const char *text, uint32_t *out);
+
+/* A percentage: a finite decimal number from 0 up ("5", "2.5"). */
+int cli_parse_percent(const char *text, double *out);

@@ -1,0 +1,242 @@
+/* Pairing images across plans, see image_match.h. */
+#define _GNU_SOURCE
+#include "image_match.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An image as pairing sees it. */
+struct image_key {
+	const char *exe; /* file name */
+	uint32_t fork;	 /* fork ordinal, 0 if not forked without exec */
+	char **args;	 /* normalised, argv[0] first */
+	size_t arg_count;
+	int32_t paired; /* the other plan's image, or -1 */
+};
+
+const char *image_match_next_arg(const struct plan_image *im, const char *prev)
+{
+	const char *start = im->strings + im->record.args_offset;
+	const char *end = start + im->record.args_bytes;
+	const char *p = prev ? prev + strnlen(prev, (size_t)(end - prev)) + 1 : start;
+
+	return p < end ? p : NULL;
+}
+
+const char *image_match_exe_name(const struct plan_image *im)
+{
+	const char *path = im->strings + im->record.exe_path_offset;
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+void image_match_label(const struct plan_image *im, char *out, size_t cap)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (const char *a = image_match_next_arg(im, NULL); a; a = image_match_next_arg(im, a)) {
+		int n = snprintf(out + at, cap - at, "%s%s", at ? " " : "", a);
+		if (n < 0 || (size_t)n >= cap - at) {
+			if (cap > 4)
+				strcpy(out + cap - 4, "...");
+			return;
+		}
+		at += (size_t)n;
+	}
+	if (!at)
+		snprintf(out, cap, "%s", image_match_exe_name(im));
+}
+
+static bool is_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* The length of the temporary directory prefix ("/tmp/") at s, or 0. */
+static size_t temp_prefix(const char *s)
+{
+	static const char *const dirs[] = {"/tmp/", "/var/tmp/", "/dev/shm/"};
+	const char *tmpdir = getenv("TMPDIR");
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strncmp(s, dirs[i], strlen(dirs[i])))
+			return strlen(dirs[i]);
+	if (tmpdir && tmpdir[0] == '/') {
+		size_t n = strlen(tmpdir);
+		while (n > 1 && tmpdir[n - 1] == '/')
+			n--;
+		if (n > 1 && !strncmp(s, tmpdir, n) && s[n] == '/')
+			return n + 1;
+	}
+	return 0;
+}
+
+/* Whether a path may start at arg[i]: at the start, after '=', ',' or ':'
+ * (--output=/tmp/x), or after an option's name (-MF/tmp/x). */
+static bool path_may_start(const char *arg, size_t i)
+{
+	if (i == 0 || strchr("=,:", arg[i - 1]))
+		return true;
+	return arg[0] == '-' && !memchr(arg, '/', i);
+}
+
+void image_match_normalize(const char *arg, char *out, size_t cap)
+{
+	size_t o = 0, i = 0;
+	bool in_temp = false;
+
+	while (arg[i] && o + 1 < cap) {
+		size_t prefix = in_temp || !path_may_start(arg, i) ? 0 : temp_prefix(arg + i);
+		if (prefix) {
+			in_temp = true;
+			size_t n = prefix < cap - 1 - o ? prefix : cap - 1 - o;
+			memcpy(out + o, arg + i, n);
+			o += n;
+			i += prefix;
+			continue;
+		}
+		if (in_temp && strchr(",:= ", arg[i]))
+			in_temp = false; /* the path ends */
+		size_t run = 0;
+		while (in_temp && is_name_char(arg[i + run]))
+			run++;
+		if (run >= 6) {
+			out[o++] = '*';
+			i += run;
+		} else if (run) {
+			size_t n = run < cap - 1 - o ? run : cap - 1 - o;
+			memcpy(out + o, arg + i, n);
+			o += n;
+			i += run;
+		} else {
+			out[o++] = arg[i++];
+		}
+	}
+	out[o] = '\0';
+}
+
+static void keys_free(struct image_key *keys, size_t n)
+{
+	for (size_t i = 0; keys && i < n; i++) {
+		for (size_t a = 0; a < keys[i].arg_count; a++)
+			free(keys[i].args[a]);
+		free(keys[i].args);
+	}
+	free(keys);
+}
+
+/* The keys of every image of a validated plan buffer, or NULL on ENOMEM. */
+static struct image_key *keys_of(const void *buf, uint32_t *count)
+{
+	uint32_t n = plan_file_header(buf)->image_count;
+	struct image_key *keys = calloc(n ? n : 1, sizeof(*keys));
+
+	*count = n;
+	for (uint32_t i = 0; keys && i < n; i++) {
+		struct plan_image im;
+		struct image_key *k = &keys[i];
+		plan_file_image(buf, i, &im);
+		k->exe = image_match_exe_name(&im);
+		k->fork = im.record.flags & PLAN_IMAGE_FORKED ? im.record.fork_ordinal : 0;
+		k->paired = -1;
+		for (const char *a = image_match_next_arg(&im, NULL); a;
+		     a = image_match_next_arg(&im, a))
+			k->arg_count++;
+		k->args = calloc(k->arg_count ? k->arg_count : 1, sizeof(*k->args));
+		if (!k->args) {
+			keys_free(keys, n);
+			return NULL;
+		}
+		size_t j = 0;
+		for (const char *a = image_match_next_arg(&im, NULL); a;
+		     a = image_match_next_arg(&im, a), j++) {
+			size_t cap = strlen(a) + 1;
+			k->args[j] = malloc(cap);
+			if (!k->args[j]) {
+				keys_free(keys, n);
+				return NULL;
+			}
+			image_match_normalize(a, k->args[j], cap);
+		}
+	}
+	return keys;
+}
+
+/* In how many places the arguments of a and b differ (argv[0] aside; an
+ * argument one has beyond the other counts as one). */
+static size_t arg_distance(const struct image_key *a, const struct image_key *b)
+{
+	size_t most = a->arg_count > b->arg_count ? a->arg_count : b->arg_count, d = 0;
+
+	for (size_t i = 1; i < most; i++)
+		d += i >= a->arg_count || i >= b->arg_count || strcmp(a->args[i], b->args[i]);
+	return d;
+}
+
+/* Pairs each unpaired head image with the unpaired base image of the same
+ * executable (and fork ordinal) nearest in arguments, within max_distance. */
+static void pair_nearest(struct image_key *base, uint32_t nb, struct image_key *head, uint32_t nh,
+			 size_t max_distance)
+{
+	for (uint32_t h = 0; h < nh; h++) {
+		int32_t best = -1;
+		size_t best_distance = max_distance + 1;
+		if (head[h].paired >= 0)
+			continue;
+		for (uint32_t b = 0; b < nb; b++) {
+			if (base[b].paired >= 0 || strcmp(base[b].exe, head[h].exe) ||
+			    base[b].fork != head[h].fork)
+				continue;
+			size_t d = arg_distance(&base[b], &head[h]);
+			if (d < best_distance) {
+				best = (int32_t)b;
+				best_distance = d;
+			}
+		}
+		if (best >= 0) {
+			head[h].paired = best;
+			base[best].paired = (int32_t)h;
+		}
+	}
+}
+
+int image_match(const void *base_buf, const void *head_buf, struct image_pair **pairs,
+		size_t *count)
+{
+	uint32_t nb, nh;
+	struct image_key *base = keys_of(base_buf, &nb), *head = keys_of(head_buf, &nh);
+	struct image_pair *out = NULL;
+	size_t n = 0;
+
+	if (!base || !head)
+		goto out;
+	/* Same arguments first, so that a near match never takes an exact one's
+	 * image; then the nearest. */
+	pair_nearest(base, nb, head, nh, 0);
+	pair_nearest(base, nb, head, nh, SIZE_MAX - 1);
+	out = calloc((size_t)nb + nh + 1, sizeof(*out));
+	if (!out)
+		goto out;
+	for (uint32_t h = 0; h < nh; h++) {
+		int32_t b = head[h].paired;
+		out[n++] = (struct image_pair){
+		    .base = b,
+		    .head = (int32_t)h,
+		    .args_differ = b >= 0 && arg_distance(&base[b], &head[h]) > 0,
+		};
+	}
+	for (uint32_t b = 0; b < nb; b++)
+		if (base[b].paired < 0)
+			out[n++] = (struct image_pair){.base = (int32_t)b, .head = -1};
+out:
+	keys_free(base, nb);
+	keys_free(head, nh);
+	*pairs = out;
+	*count = n;
+	return out ? 0 : -ENOMEM;
+}

@@ -1,0 +1,192 @@
+/* Adding symbols to a recorded plan, see plan_symbolize.h. */
+#define _GNU_SOURCE
+#include "plan_symbolize.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frame_symbols.h"
+#include "hash_table.h"
+#include "plan_file.h"
+#include "plan_store.h"
+#include "symbolize.h"
+
+/* Where a string of the symbolizer (one copy per text, so known by its
+ * address) went in an image's string table. */
+struct placed_string {
+	const char *text;
+	uint32_t offset;
+	UT_hash_handle hh;
+};
+
+/* An image's tables being built: the old string table with new strings after
+ * it, the symbols, and each frame's first symbol. */
+struct symbol_tables {
+	char *strings;
+	size_t strings_bytes, strings_cap;
+	struct plan_symbol *symbols;
+	size_t symbol_count, symbol_cap;
+	uint32_t *frame_symbols;
+	struct placed_string *placed;
+};
+
+static void tables_free(struct symbol_tables *t)
+{
+	struct placed_string *p, *next;
+
+	HASH_ITER(hh, t->placed, p, next)
+	{
+		HASH_DEL(t->placed, p);
+		free(p);
+	}
+	free(t->strings);
+	free(t->symbols);
+	free(t->frame_symbols);
+	memset(t, 0, sizeof(*t));
+}
+
+static int grow(void **array, size_t *cap, size_t need, size_t item_bytes)
+{
+	if (need <= *cap)
+		return 0;
+	size_t cap2 = *cap ? *cap : 64;
+	while (cap2 < need)
+		cap2 *= 2;
+	void *grown = realloc(*array, cap2 * item_bytes);
+	if (!grown)
+		return -ENOMEM;
+	*array = grown;
+	*cap = cap2;
+	return 0;
+}
+
+/* The offset of text in the string table, adding it if it is not there yet;
+ * PLAN_NO_STRING for NULL. Returns 0 or -ENOMEM (-E2BIG past 4 GiB). */
+static int place_string(struct symbol_tables *t, const char *text, uint32_t *offset)
+{
+	struct placed_string *p;
+
+	*offset = PLAN_NO_STRING;
+	if (!text)
+		return 0;
+	HASH_FIND_PTR(t->placed, &text, p);
+	if (p) {
+		*offset = p->offset;
+		return 0;
+	}
+	size_t len = strlen(text) + 1;
+	if (t->strings_bytes + len >= PLAN_NO_STRING)
+		return -E2BIG;
+	if (grow((void **)&t->strings, &t->strings_cap, t->strings_bytes + len, 1) < 0 ||
+	    !(p = malloc(sizeof(*p))))
+		return -ENOMEM;
+	memcpy(t->strings + t->strings_bytes, text, len);
+	p->text = text;
+	p->offset = (uint32_t)t->strings_bytes;
+	t->strings_bytes += len;
+	HASH_ADD_PTR(t->placed, text, p);
+	*offset = p->offset;
+	return 0;
+}
+
+/* Builds the symbol tables of im (which has none) into t, and points a copy of
+ * im at them. Returns 0 or a negative errno. */
+static int symbolize_image(struct plan_image *im, struct symbolizer *sym, struct symbol_tables *t)
+{
+	const struct plan_image_record *r = &im->record;
+	int err;
+
+	t->frame_symbols = malloc(((size_t)r->frame_count + 1) * sizeof(*t->frame_symbols));
+	if (!t->frame_symbols ||
+	    grow((void **)&t->strings, &t->strings_cap, r->strings_bytes, 1) < 0)
+		return -ENOMEM;
+	memcpy(t->strings, im->strings, r->strings_bytes);
+	t->strings_bytes = r->strings_bytes;
+	for (uint32_t f = 0; f < r->frame_count; f++) {
+		struct frame_symbol found[FRAME_SYMBOLS_MAX];
+		unsigned n = frame_symbols_get(im, f, sym, found, FRAME_SYMBOLS_MAX);
+
+		t->frame_symbols[f] = (uint32_t)t->symbol_count;
+		if (grow((void **)&t->symbols, &t->symbol_cap, t->symbol_count + n,
+			 sizeof(*t->symbols)) < 0)
+			return -ENOMEM;
+		for (unsigned k = 0; k < n; k++) {
+			struct plan_symbol *y = &t->symbols[t->symbol_count++];
+			y->line = found[k].line;
+			y->flags = found[k].inlined ? PLAN_SYMBOL_INLINED : 0;
+			if ((err = place_string(t, found[k].function, &y->function)) < 0 ||
+			    (err = place_string(t, found[k].file, &y->file)) < 0)
+				return err;
+		}
+	}
+	if (t->symbol_count > UINT32_MAX - 1)
+		return -E2BIG;
+	t->frame_symbols[r->frame_count] = (uint32_t)t->symbol_count;
+	if (!t->symbol_count)
+		return 0; /* nothing known: the image stays as it was */
+	im->strings = t->strings;
+	im->record.strings_bytes = t->strings_bytes;
+	im->symbols = t->symbols;
+	im->frame_symbols = t->frame_symbols;
+	im->record.symbol_count = (uint32_t)t->symbol_count;
+	return 0;
+}
+
+int plan_symbolize_file(const char *path, uint64_t record_id, char *why, size_t why_len)
+{
+	struct symbolizer *sym = symbolizer_new();
+	struct symbol_tables *tables = NULL;
+	struct plan_image *images = NULL;
+	const void *buf = NULL;
+	size_t len = 0;
+	uint32_t n = 0;
+	int lock_fd, r;
+
+	if (!sym) {
+		snprintf(why, why_len, "out of memory");
+		return -ENOMEM;
+	}
+	lock_fd = plan_store_lock(path, PLAN_STORE_LOCK_WAIT_MS);
+	if (lock_fd < 0) {
+		snprintf(why, why_len, "cannot lock its directory: %s", strerror(-lock_fd));
+		symbolizer_free(sym);
+		return lock_fd;
+	}
+	r = plan_file_map(path, &buf, &len, why, why_len);
+	if (r < 0 || plan_file_header(buf)->record_id != record_id)
+		goto out; /* another recording's, which says what it wrote */
+	n = plan_file_header(buf)->image_count;
+	images = calloc(n ? n : 1, sizeof(*images));
+	tables = calloc(n ? n : 1, sizeof(*tables));
+	r = -ENOMEM;
+	if (!images || !tables)
+		goto fail;
+	symbolizer_set_budget(sym, PLAN_SYMBOLIZE_BUDGET_S);
+	bool added = false;
+	for (uint32_t i = 0; i < n; i++) {
+		plan_file_image(buf, i, &images[i]);
+		if (images[i].record.symbol_count)
+			continue; /* a process merged it after an earlier pass */
+		r = symbolize_image(&images[i], sym, &tables[i]);
+		if (r < 0)
+			goto fail;
+		added |= images[i].record.symbol_count != 0;
+	}
+	r = added ? plan_file_write(path, images, n, record_id) : 0;
+	if (r == 0)
+		goto out;
+fail:
+	snprintf(why, why_len, "cannot store its symbols: %s", strerror(-r));
+out:
+	for (uint32_t i = 0; tables && i < n; i++)
+		tables_free(&tables[i]);
+	free(tables);
+	free(images);
+	if (buf)
+		plan_file_unmap((void *)buf, len);
+	close(lock_fd);
+	symbolizer_free(sym);
+	return r;
+}
