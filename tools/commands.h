@@ -7,3 +7,5 @@ int cmd_record(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_check(int argc, char **argv);

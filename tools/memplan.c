@@ -16,6 +16,8 @@ static const struct {
     {"replay", cmd_replay, "run a command on its planned arena"},
     {"show", cmd_show, "print what a plan says (arena, lower bound, top call sites)"},
     {"plan", cmd_plan, "plan a packing instance (CSV) or re-plan a plan file"},
+    {"diff", cmd_diff, "compare two plans: figures and the call sites that changed"},
+    {"check", cmd_check, "check a plan against limits, for a CI memory gate"},
 };
 
 static int usage(FILE *out)
