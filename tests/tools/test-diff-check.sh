@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# The memory gate (memplan diff, memplan check, scripts/ci-gate.sh) on a program
+# of our own, gate_app.c, built here in versions: v2 allocates more in
+# session_open, directly and through its inlined helper session_buffer; a
+# rebuild with code moved, and one at -O1 without inlining, change nothing. Also:
+# symbols stored in plans (show and diff after the binary is deleted, and the
+# live fallback for a plan without them), the same figures in ten recordings,
+# and bad input.
+set -euo pipefail
+: "${MEMPLAN:?}" "${SOURCE_DIR:?}" "${CI_GATE:?}" "${PRELOAD_LIB:?}"
+command -v cc >/dev/null || { echo "SKIP: no C compiler"; exit 77; }
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# status EXPECTED CMD...: runs CMD (stdout to $WORK/out, stderr to $WORK/err).
+status() {
+  local want=$1 got; shift
+  set +e; "$@" >"$WORK/out" 2>"$WORK/err"; got=$?; set -e
+  [ "$got" = "$want" ] || fail "exit $got, not $want: $* ($(head -c 400 "$WORK/err"))"
+}
+
+# build NAME CFLAGS...: $WORK/NAME/gate_app. Every version has the same file
+# name and is run the same way (./gate_app), as a rebuild in CI is.
+build() {
+  local name=$1; shift
+  mkdir -p "$WORK/$name"
+  cc -g "$@" "$SOURCE_DIR/gate_app.c" -o "$WORK/$name/gate_app"
+}
+# record NAME: $WORK/NAME.plan, from a run of NAME's build.
+record() {
+  (cd "$WORK/$1" && "$MEMPLAN" record -o "$WORK/$1.plan" -- ./gate_app >/dev/null) ||
+    fail "recording $1 failed"
+}
+# json_get FILE EXPR: evaluates the Python expression EXPR on the JSON in FILE (d).
+json_get() {
+  python3 -S -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+build v1 -O2
+build v2 -O2 -DVERSION=2
+build moved -O2 -DMOVED
+build o1 -O1 -fno-inline
+nm "$WORK/o1/gate_app" | grep -q ' session_buffer$' || fail "-O1 -fno-inline inlined session_buffer"
+for v in v1 v2 moved o1; do record $v; done
+
+# v2: 40 sessions live at the peak, each 16 bytes more in session_open's own
+# allocation and 128 more in session_buffer's, inlined into it.
+status 0 "$MEMPLAN" diff --json "$WORK/v1.plan" "$WORK/v2.plan"
+cp "$WORK/out" "$WORK/v2.diff.json"
+[ "$(json_get "$WORK/v2.diff.json" 'd["total"]["requested_peak_bytes"]["change"]')" = 5760 ] ||
+  fail "diff: requested peak change is not 40 x 144 bytes: $(cat "$WORK/v2.diff.json")"
+python3 -S - "$WORK/v2.diff.json" <<'PY' || fail "diff --json does not name the grown sites"
+import json, sys
+d = json.load(open(sys.argv[1]))
+(image,) = d["images"]
+assert image["status"] == "paired" and image["exe"] == "gate_app", image
+def chain(site):
+    return [(f["function"], f["inlined"]) for f in site["functions"]]
+by_chain = {tuple(chain(s)): s for s in image["sites"]}
+helper = by_chain[(("session_buffer", True), ("session_open", False), ("main", False))]
+direct = by_chain[(("session_open", False), ("main", False))]
+assert helper["peak_bytes"]["change"] == 40 * 128 and helper["allocations"]["change"] == 0, helper
+assert direct["peak_bytes"]["change"] == 40 * 16, direct
+assert helper["status"] == direct["status"] == "changed"
+assert len(image["sites"]) == 2, image["sites"]  # nothing else changed
+assert all(f["module"] == "gate_app" and f["line"] > 0 and f["file"].endswith("gate_app.c")
+           for f in helper["functions"]), helper
+PY
+status 0 "$MEMPLAN" diff "$WORK/v1.plan" "$WORK/v2.plan"
+grep -Eq '^ +15360 +\+5120 +40 +\+0  session_buffer <- session_open <- main \(gate_app\)$' \
+  "$WORK/out" || fail "diff text: $(cat "$WORK/out")"
+grep -Eq '^  requested peak +15808 +21568  \+5760 \(\+36\.44%\)$' "$WORK/out" ||
+  fail "diff text figures: $(cat "$WORK/out")"
+status 0 "$MEMPLAN" diff --markdown "$WORK/v1.plan" "$WORK/v2.plan"
+grep -Fq '| `session_buffer` ← `session_open` ← `main` (gate_app) | 15360 | +5120 | 40 | +0 |' \
+  "$WORK/out" || fail "diff --markdown: $(cat "$WORK/out")"
+grep -Fq '| requested peak | 15808 | 21568 | **+5760 (+36.44%)** |' "$WORK/out" ||
+  fail "diff --markdown figures: $(cat "$WORK/out")"
+
+# check: v2 grew 36%, above 5%, at session_open; within 40%.
+status 1 "$MEMPLAN" check "$WORK/v2.plan" --baseline "$WORK/v1.plan" --max-growth 5
+[ "$(wc -l <"$WORK/out")" = 1 ] || fail "check: not one line per limit: $(cat "$WORK/out")"
+grep -Eq '^FAIL --max-growth 5%: requested peak of \./gate_app grew by 5760 bytes, \+36\.44% .*grew most: session_buffer <- session_open <- main \(gate_app\) \+5120, session_open <- main \(gate_app\) \+640$' \
+  "$WORK/out" || fail "check line: $(cat "$WORK/out")"
+status 1 "$MEMPLAN" check "$WORK/v2.plan" --baseline "$WORK/v1.plan" --max-growth 5 --json
+[ "$(json_get "$WORK/out" 'd["passed"], d["violations"][0]["sites"][0]["change"]')" = "(False, 5120)" ] ||
+  fail "check --json: $(cat "$WORK/out")"
+status 0 "$MEMPLAN" check "$WORK/v2.plan" --baseline "$WORK/v1.plan" --max-growth 40
+grep -q '^OK ' "$WORK/out" || fail "check within limits: $(cat "$WORK/out")"
+status 1 "$MEMPLAN" check "$WORK/v2.plan" --max-peak 20000 --max-allocs 481
+[ "$(grep -c '^FAIL --max-' "$WORK/out")" = 2 ] || fail "check --max-peak --max-allocs: $(cat "$WORK/out")"
+grep -q '^FAIL --max-peak 20000 bytes: requested peak of ./gate_app is 21568 bytes; hold the most: session_buffer <- session_open' \
+  "$WORK/out" || fail "check --max-peak: $(cat "$WORK/out")"
+status 0 "$MEMPLAN" check "$WORK/v2.plan" --max-peak 21568 --max-allocs 482
+
+# A rebuild that changes no behaviour changes nothing: code moved (every line),
+# and -O1 without inlining against -O2 (session_buffer a frame of its own).
+for v in moved o1; do
+  status 0 "$MEMPLAN" diff --json "$WORK/v1.plan" "$WORK/$v.plan"
+  python3 -S - "$WORK/out" <<'PY' || fail "$v: the diff is not empty: $(cat "$WORK/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert all(f["change"] == 0 for f in d["total"].values()), d["total"]
+(image,) = d["images"]
+assert image["status"] == "paired"
+assert (image["changed_sites"], image["new_sites"], image["gone_sites"]) == (0, 0, 0), image
+PY
+  status 0 "$MEMPLAN" check "$WORK/$v.plan" --baseline "$WORK/v1.plan" --max-growth 0
+done
+
+# Ten recordings: the same requested peak and lower bound to the byte.
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  (cd "$WORK/v1" && "$MEMPLAN" record -o "$WORK/run.plan" -- ./gate_app >/dev/null)
+  "$MEMPLAN" show --json "$WORK/run.plan" >"$WORK/run.json"
+  json_get "$WORK/run.json" 'd["requested_peak_bytes"], d["lower_bound_bytes"]' >>"$WORK/runs"
+done
+[ "$(sort -u "$WORK/runs")" = "(15808, 16128)" ] || fail "ten recordings differ: $(sort "$WORK/runs" | uniq -c)"
+
+# Old plans stay readable: show and diff name functions after the binary is gone.
+build gone -O2
+record gone
+rm "$WORK/gone/gate_app"
+status 0 "$MEMPLAN" show "$WORK/gone.plan"
+grep -q 'session_buffer (.*gate_app.c:[0-9]*) inlined in session_open (.*gate_app.c:[0-9]*) in gate_app$' \
+  "$WORK/out" || fail "show of a plan whose binary is gone: $(cat "$WORK/out")"
+grep -q '^  symbols:      stored in the plan when recorded$' "$WORK/out" || fail "show: symbols not stored"
+grep -q '__libc_start' "$WORK/out" && fail "show lists libc's start-up frames"
+grep -q '^  requested peak: 15808 bytes' "$WORK/out" || fail "show has no requested peak"
+status 0 "$MEMPLAN" diff "$WORK/gone.plan" "$WORK/v2.plan"
+grep -q '+5120 .* session_buffer <- session_open <- main (gate_app)$' "$WORK/out" ||
+  fail "diff against a plan whose binary is gone: $(cat "$WORK/out")"
+# A plan recorded without the CLI has no symbols: show looks them up now.
+(cd "$WORK/v1" && MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/raw.plan" LD_PRELOAD="$PRELOAD_LIB" \
+  ./gate_app >/dev/null)
+status 0 "$MEMPLAN" show "$WORK/raw.plan"
+grep -q '^  symbols:      none stored; looked up in the binaries now$' "$WORK/out" ||
+  fail "show of a plan without symbols: $(cat "$WORK/out")"
+grep -q 'session_buffer (.*) inlined in session_open (.*) in gate_app$' "$WORK/out" ||
+  fail "show did not look the symbols up: $(cat "$WORK/out")"
+status 0 "$MEMPLAN" diff --json "$WORK/raw.plan" "$WORK/v1.plan"
+[ "$(json_get "$WORK/out" 'd["images"][0]["changed_sites"]')" = 0 ] ||
+  fail "a plan without symbols does not pair with one with them: $(cat "$WORK/out")"
+status 0 "$MEMPLAN" show --json --top all "$WORK/v1.plan"
+[ "$(json_get "$WORK/out" 'len(d["images"][0]["top_sites"]) == d["sites"] > 3')" = True ] ||
+  fail "show --top all does not list every site"
+
+# Replay statistics: v1 on its own plan is served from the arena; v2, another
+# build, finds no plan for it (the plan is bound to the executable's build-id).
+status 0 "$MEMPLAN" replay -p "$WORK/v1.plan" --stats "$WORK/v1.stats" -- "$WORK/v1/gate_app"
+status 0 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate 99 --stats "$WORK/v1.stats"
+status 0 "$MEMPLAN" replay -p "$WORK/v1.plan" --stats "$WORK/v2.stats" -- "$WORK/v2/gate_app"
+status 1 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate 99 --stats "$WORK/v2.stats"
+grep -q '^FAIL --min-hit-rate 99%: 0\.00% of 482 allocation calls .*no_plan 482' \
+  "$WORK/out" || fail "check --min-hit-rate: $(cat "$WORK/out")"
+
+# The gate script of docs/ci.md: fails on v2, passes a rebuild, starts without
+# a baseline.
+mkdir "$WORK/gate"
+(cd "$WORK/v2" && MEMPLAN=$MEMPLAN GATE_DIR=$WORK/gate "$CI_GATE" "$WORK/v1.plan" -- ./gate_app \
+  >"$WORK/out" 2>&1) && fail "the gate passed v2: $(cat "$WORK/out")"
+grep -q '^FAIL --max-growth 5%: .*session_open' "$WORK/out" || fail "gate: $(cat "$WORK/out")"
+grep -q '+5120' "$WORK/gate/memplan-diff.md" || fail "gate: no Markdown report"
+(cd "$WORK/moved" && MEMPLAN=$MEMPLAN GATE_DIR=$WORK/gate "$CI_GATE" "$WORK/v1.plan" -- ./gate_app \
+  >"$WORK/out" 2>&1) || fail "the gate failed a rebuild: $(cat "$WORK/out")"
+rm "$WORK/gate/memplan-head.plan"
+(cd "$WORK/v1" && MEMPLAN=$MEMPLAN GATE_DIR=$WORK/gate "$CI_GATE" "$WORK/none.plan" -- ./gate_app \
+  >"$WORK/out" 2>&1) || fail "the gate failed without a baseline: $(cat "$WORK/out")"
+[ -s "$WORK/gate/memplan-head.plan" ] || fail "the gate recorded no plan"
+
+# docs/ci.md shows the gate as it is.
+awk '/^<!-- scripts\/ci-gate.sh -->$/ { getline; on = 1; next } on && /^```$/ { exit } on' \
+  "$SOURCE_DIR/../../docs/ci.md" | cmp -s - "$CI_GATE" || fail "docs/ci.md shows another gate script"
+
+# Bad input: one line naming the file, exit 1, nothing on stdout (never "no
+# change"). A plan of another program, a corrupt plan, a missing file, as BASE
+# or as HEAD.
+(cd "$WORK" && "$MEMPLAN" record -o "$WORK/other.plan" -- sort "$SOURCE_DIR/gate_app.c" >/dev/null)
+head -c 3000 "$WORK/v1.plan" >"$WORK/cut.plan"
+cp "$WORK/v1.plan" "$WORK/flipped.plan"
+printf 'X' | dd of="$WORK/flipped.plan" bs=1 seek=2000 conv=notrunc 2>/dev/null
+for bad in other cut flipped missing; do
+  for order in "$bad v1" "v1 $bad"; do
+    set -- $order
+    status 1 "$MEMPLAN" diff "$WORK/$1.plan" "$WORK/$2.plan"
+    [ ! -s "$WORK/out" ] || fail "diff $order printed a report: $(cat "$WORK/out")"
+    # A plan of another program is sound: the line names both.
+    named=$WORK/$bad.plan
+    [ "$bad" != other ] || named="$WORK/$2.plan: .*$WORK/$1.plan"
+    [ "$(wc -l <"$WORK/err")" = 1 ] && grep -q "^memplan: $named" "$WORK/err" ||
+      fail "diff $order: $(cat "$WORK/err")"
+  done
+  status 1 "$MEMPLAN" check "$WORK/v1.plan" --baseline "$WORK/$bad.plan" --max-growth 5
+  [ ! -s "$WORK/out" ] && grep -q "^memplan: .*$WORK/$bad.plan" "$WORK/err" ||
+    fail "check with a $bad baseline: $(cat "$WORK/out" "$WORK/err")"
+done
+grep -q "shares no process image with" <("$MEMPLAN" diff "$WORK/v1.plan" "$WORK/other.plan" 2>&1) ||
+  fail "diff of another program's plan does not say so"
+
+# Usage errors: exit 2.
+status 2 "$MEMPLAN" diff "$WORK/v1.plan"
+status 2 "$MEMPLAN" diff --json --markdown "$WORK/v1.plan" "$WORK/v2.plan"
+status 2 "$MEMPLAN" diff --top some "$WORK/v1.plan" "$WORK/v2.plan"
+status 2 "$MEMPLAN" check "$WORK/v1.plan"
+status 2 "$MEMPLAN" check "$WORK/v1.plan" --max-growth 5
+status 2 "$MEMPLAN" check "$WORK/v1.plan" --max-growth lots --baseline "$WORK/v1.plan"
+status 2 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate 90
+status 2 "$MEMPLAN" check "$WORK/v1.plan" --max-peak 10 --stats "$WORK/v1.stats"
+for cmd in diff check; do
+  status 0 "$MEMPLAN" $cmd --help
+  grep -q '^example: memplan '$cmd "$WORK/out" || fail "$cmd --help has no example"
+done
+echo "diff and check: growth named and measured, rebuilds unchanged, bad input refused"
