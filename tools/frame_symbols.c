@@ -37,7 +37,8 @@ unsigned frame_symbols_get(const struct plan_image *im, uint32_t f, struct symbo
 				  m->build_id_bytes, frame->offset, &found);
 	if (count > cap)
 		count = cap;
-	memcpy(out, found, count * sizeof(*out));
+	if (count) /* found is NULL for none */
+		memcpy(out, found, count * sizeof(*out));
 	return count;
 }
 
