@@ -222,6 +222,46 @@ static void report_violation(struct report *rep, const struct violation *v)
 	fprintf(out, "]}");
 }
 
+/* Reports an image's requested peak (or, for allocs, its allocations), value,
+ * over the limit of --max-peak (--max-allocs), naming the sites that grew
+ * most (c its pair with the baseline's), or without a baseline (c NULL) the
+ * sites that count the most. Returns 0 or -ENOMEM. */
+static int report_over(struct report *rep, const struct plan_image *im,
+		       const struct image_change *c, struct symbolizer *sym, const char *label,
+		       bool allocs, uint64_t value, uint64_t limit)
+{
+	struct named_site sites[NAMED_SITES];
+	char text[1024];
+	int n = c ? sites_that_grew(c, allocs, sites) : sites_holding_most(im, allocs, sym, sites);
+
+	if (n < 0)
+		return n;
+	if (allocs)
+		snprintf(text, sizeof(text), "%s made %" PRIu64 " allocations", label, value);
+	else
+		snprintf(text, sizeof(text), "requested peak of %s is %" PRIu64 " bytes", label,
+			 value);
+	report_violation(rep, &(struct violation){
+				  .option = allocs ? "--max-allocs" : "--max-peak",
+				  .limit = (double)limit,
+				  .unit = allocs ? "" : " bytes",
+				  .figure = allocs ? "allocations" : "requested_peak_bytes",
+				  .image = label,
+				  .value = (double)value,
+				  .has_baseline = c != NULL,
+				  .baseline = !c       ? 0
+					      : allocs ? c->base_figures.allocations
+						       : c->base_figures.requested_peak_bytes,
+				  .text = text,
+				  .sites = sites,
+				  .site_count = (size_t)n,
+				  .sites_title = c	  ? "grew most:"
+						 : allocs ? "made the most:"
+							  : "hold the most:",
+			      });
+	return 0;
+}
+
 /* Checks one image (c its pair with the baseline's, or NULL without a
  * baseline) against the per-image limits. Returns 0 or -ENOMEM. */
 static int check_image(struct report *rep, const struct limits *lim, const struct plan_image *im,
@@ -261,49 +301,13 @@ static int check_image(struct report *rep, const struct limits *lim, const struc
 					      });
 		}
 	}
-	if (lim->peak && f.requested_peak_bytes > lim->max_peak_bytes) {
-		n = c ? sites_that_grew(c, false, sites)
-		      : sites_holding_most(im, false, sym, sites);
-		if (n < 0)
-			return n;
-		snprintf(text, sizeof(text), "requested peak of %s is %" PRIu64 " bytes", label,
-			 f.requested_peak_bytes);
-		report_violation(rep, &(struct violation){
-					  .option = "--max-peak",
-					  .limit = (double)lim->max_peak_bytes,
-					  .unit = " bytes",
-					  .figure = "requested_peak_bytes",
-					  .image = label,
-					  .value = (double)f.requested_peak_bytes,
-					  .has_baseline = c != NULL,
-					  .baseline = c ? c->base_figures.requested_peak_bytes : 0,
-					  .text = text,
-					  .sites = sites,
-					  .site_count = (size_t)n,
-					  .sites_title = c ? "grew most:" : "hold the most:",
-				      });
-	}
-	if (lim->allocs && f.allocations > lim->max_allocs) {
-		n = c ? sites_that_grew(c, true, sites) : sites_holding_most(im, true, sym, sites);
-		if (n < 0)
-			return n;
-		snprintf(text, sizeof(text), "%s made %" PRIu64 " allocations", label,
-			 f.allocations);
-		report_violation(rep, &(struct violation){
-					  .option = "--max-allocs",
-					  .limit = (double)lim->max_allocs,
-					  .unit = "",
-					  .figure = "allocations",
-					  .image = label,
-					  .value = (double)f.allocations,
-					  .has_baseline = c != NULL,
-					  .baseline = c ? c->base_figures.allocations : 0,
-					  .text = text,
-					  .sites = sites,
-					  .site_count = (size_t)n,
-					  .sites_title = c ? "grew most:" : "made the most:",
-				      });
-	}
+	if (lim->peak && f.requested_peak_bytes > lim->max_peak_bytes &&
+	    (n = report_over(rep, im, c, sym, label, false, f.requested_peak_bytes,
+			     lim->max_peak_bytes)) < 0)
+		return n;
+	if (lim->allocs && f.allocations > lim->max_allocs &&
+	    (n = report_over(rep, im, c, sym, label, true, f.allocations, lim->max_allocs)) < 0)
+		return n;
 	return 0;
 }
 
