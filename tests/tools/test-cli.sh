@@ -2,18 +2,8 @@
 # The memplan CLI: exit codes (2 usage, 1 failure, else the command's status),
 # stdout of the command untouched, messages in the "memplan: FILE: problem" form,
 # and the JSON keys of `memplan show --json` that scripts rely on.
-set -euo pipefail
-: "${MEMPLAN:?}" "${PROGRAMS:?}"
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# status EXPECTED CMD...: runs CMD, checks its exit status.
-status() {
-  local want=$1 got; shift
-  set +e; "$@" >"$WORK/out" 2>"$WORK/err"; got=$?; set -e
-  [ "$got" = "$want" ] || fail "exit $got, not $want: $* ($(head -c 300 "$WORK/err"))"
-}
+. "$(dirname "$0")/lib.sh"
+: "${PROGRAMS:?}"
 
 # Usage errors: exit 2 with a usage line.
 status 2 "$MEMPLAN"

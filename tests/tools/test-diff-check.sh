@@ -6,19 +6,9 @@
 # symbols stored in plans (show and diff after the binary is deleted, and the
 # live fallback for a plan without them), the same figures in ten recordings,
 # and bad input.
-set -euo pipefail
-: "${MEMPLAN:?}" "${SOURCE_DIR:?}" "${CI_GATE:?}" "${PRELOAD_LIB:?}"
+. "$(dirname "$0")/lib.sh"
+: "${SOURCE_DIR:?}" "${CI_GATE:?}" "${PRELOAD_LIB:?}"
 command -v cc >/dev/null || { echo "SKIP: no C compiler"; exit 77; }
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# status EXPECTED CMD...: runs CMD (stdout to $WORK/out, stderr to $WORK/err).
-status() {
-  local want=$1 got; shift
-  set +e; "$@" >"$WORK/out" 2>"$WORK/err"; got=$?; set -e
-  [ "$got" = "$want" ] || fail "exit $got, not $want: $* ($(head -c 400 "$WORK/err"))"
-}
 
 # build NAME CFLAGS...: $WORK/NAME/gate_app. Every version has the same file
 # name and is run the same way (./gate_app), as a rebuild in CI is.

@@ -2,14 +2,10 @@
 # memplan diff on programs nobody here wrote: sqlite3 with a larger PRAGMA
 # cache_size grows at its page cache, and diff says so; gcc -c recorded twice
 # gives matching images (its driver, cc1 and as) despite its temporary files.
-set -euo pipefail
-: "${MEMPLAN:?}"
+. "$(dirname "$0")/lib.sh"
 for p in sqlite3 gcc python3; do
   command -v $p >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
 done
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # script PAGES: a script that fills a database of about 480 pages through a
 # page cache of PAGES pages.
