@@ -57,11 +57,10 @@ static bool is_name_char(char c)
 	       c == '_';
 }
 
-/* The length of the temporary directory prefix ("/tmp/") at s, or 0. */
-static size_t temp_prefix(const char *s)
+/* The length of the temporary directory prefix ("/tmp/", tmpdir) at s, or 0. */
+static size_t temp_prefix(const char *s, const char *tmpdir)
 {
 	static const char *const dirs[] = {"/tmp/", "/var/tmp/", "/dev/shm/"};
-	const char *tmpdir = getenv("TMPDIR");
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		if (!strncmp(s, dirs[i], strlen(dirs[i])))
@@ -87,11 +86,13 @@ static bool path_may_start(const char *arg, size_t i)
 
 void image_match_normalize(const char *arg, char *out, size_t cap)
 {
+	const char *tmpdir = getenv("TMPDIR");
 	size_t o = 0, i = 0;
 	bool in_temp = false;
 
 	while (arg[i] && o + 1 < cap) {
-		size_t prefix = in_temp || !path_may_start(arg, i) ? 0 : temp_prefix(arg + i);
+		size_t prefix =
+		    in_temp || !path_may_start(arg, i) ? 0 : temp_prefix(arg + i, tmpdir);
 		if (prefix) {
 			in_temp = true;
 			size_t n = prefix < cap - 1 - o ? prefix : cap - 1 - o;
