@@ -91,11 +91,19 @@ int main(int argc, char **argv)
 			fprintf(stderr, "hostile-plan: out of memory\n");
 			return 1;
 		}
-		for (uint64_t e = 0; e < count; e++)
+		/* The arena is made as small as the biggest block and its alignment
+		 * allow, so that shuffled blocks alive at once do overlap. */
+		uint64_t max_align = PLAN_GRANULE_BYTES;
+		for (uint64_t e = 0; e < count; e++) {
 			if (entries[e].size_bytes > biggest)
 				biggest = entries[e].size_bytes;
-		uint64_t arena =
-		    (biggest + 2 * PLAN_MAX_ALIGN_BYTES) & ~(uint64_t)(PLAN_MAX_ALIGN_BYTES - 1);
+			if (entries[e].align_bytes > max_align)
+				max_align = entries[e].align_bytes;
+		}
+		for (uint32_t k = 0; k < images[i].record.pool_count; k++)
+			if (images[i].pools[k].align_bytes > max_align)
+				max_align = images[i].pools[k].align_bytes;
+		uint64_t arena = (biggest + 2 * max_align) & ~(max_align - 1);
 		if (!strcmp(argv[3], "badblocks")) {
 			images[i].entries = entries;
 			continue;
@@ -113,7 +121,7 @@ int main(int argc, char **argv)
 			if (bytes > biggest)
 				biggest = bytes;
 		}
-		arena = (biggest + 2 * PLAN_MAX_ALIGN_BYTES) & ~(uint64_t)(PLAN_MAX_ALIGN_BYTES - 1);
+		arena = (biggest + 2 * max_align) & ~(max_align - 1);
 		for (uint32_t k = 0; k < chunk_count; k++) {
 			const struct plan_pool *pool = &images[i].pools[images[i].chunks[k].pool];
 			uint64_t room = arena - pool->slot_bytes * images[i].chunks[k].slot_count;
