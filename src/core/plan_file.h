@@ -201,14 +201,18 @@ static_assert(sizeof(struct plan_pool) == 40, "pool layout");
 
 /* A run of a pool's slots: slot_count slots from offset_bytes on. Planned like a
  * block that lives from t_start on: the recording used them from then on (or
- * would have, in a longer run). */
+ * would have, in a longer run). Replay opens them at the same point: at the
+ * site's allocation number occurrence, before which other blocks may hold
+ * their bytes. */
 struct plan_chunk {
 	uint64_t offset_bytes;
 	uint64_t t_start;
 	uint32_t pool;
 	uint32_t slot_count;
+	uint32_t occurrence;
+	uint32_t reserved; /* 0 */
 };
-static_assert(sizeof(struct plan_chunk) == 24, "chunk layout");
+static_assert(sizeof(struct plan_chunk) == 32, "chunk layout");
 
 /* A realloc that fits its block's planned size stays in place when replayed. Such an
  * entry takes no space of its own: it names the entry whose block it continues

@@ -243,10 +243,10 @@ static void note_granules(struct recording *rec, uint32_t lane, int64_t bytes)
 /* The band of a block of size bytes (recording.h). */
 static uint32_t band_of(uint64_t size)
 {
-	if (size <= 16)
-		return 0;
+	if (size <= 256)
+		return size ? (uint32_t)((size - 1) / 16) : 0;
 	uint32_t e = 63u - (uint32_t)__builtin_clzll(size - 1); /* 2^e < size <= 2^(e+1) */
-	uint32_t b = 1 + 2 * (e - 4) + (uint32_t)((size - 1) >> (e - 1) & 1);
+	uint32_t b = 16 + 4 * (e - 8) + (uint32_t)((size - 1) >> (e - 2) & 3);
 	return b < RECORDING_BANDS ? b : RECORDING_BANDS - 1;
 }
 
@@ -336,7 +336,11 @@ static bool pool_grow(struct recording *rec, uint32_t s, uint32_t i, uint32_t sl
 	if (p->align > l->max_align)
 		l->max_align = p->align;
 	site->chunks[site->chunk_count++] =
-	    (struct recording_chunk){.t_start = rec->clock, .pool = i, .slots = slots, .range = range};
+	    (struct recording_chunk){.t_start = rec->clock,
+				     .pool = i,
+				     .slots = slots,
+				     .range = range,
+				     .occurrence = (uint32_t)site->count};
 	p->capacity += slots;
 	return true;
 }
@@ -348,21 +352,22 @@ struct band_group {
 };
 
 /* Pools at most for a site's bands at first; more bands are grouped. */
-#define INITIAL_POOLS_MAX 8u
+#define INITIAL_POOLS_MAX 16u
 
-/* Reserves the site's pools, now, from its tallies. A block of a band may take
+/* Makes the site's pools, now, from its tallies. A block of a band may take
  * any slot at least as big (the replay policy: the tightest pool with a slot
  * free), so a band needs as many slots as the most blocks of it and bigger ones
  * ever alive at once, less those the bigger bands' slots provide: the
  * differences of its suffix maxima, which add up to the most blocks the site
- * ever had alive. Each slot is as big as its band's biggest block; the biggest
- * slots a quarter bigger still, so that a somewhat longer block fits too; and
- * each pool gets a quarter more slots. Neighbouring bands are grouped, least
- * wasteful first, down to INITIAL_POOLS_MAX. Their slots come in chunks as
- * they are needed (pool_for), half of those counts at a time for a site in a
- * steady state; a site folded while its blocks still pile up has no such
- * counts to go by (they would only say how many piled up in its window). A
- * site with no tallies gets its pools as it needs them. */
+ * ever had alive. That count is a pool's target; each slot is as big as its
+ * band's biggest block. Neighbouring bands are grouped, least wasteful first,
+ * down to INITIAL_POOLS_MAX. Slots come in chunks as the blocks need them
+ * (pool_for). A site in a steady state also gets an overflow pool, its slots
+ * a quarter bigger than the biggest and an eighth as many, reserved at once:
+ * replay serves a somewhat longer string or line than any recorded there. A
+ * site folded while its blocks still pile up has no targets (the counts would
+ * only say how many piled up in its window). A site with no tallies gets its
+ * pools as it needs them. */
 static void pools_from_tallies(struct recording *rec, uint32_t s, bool steady)
 {
 	struct recording_site *site = &rec->sites[s];
@@ -392,12 +397,15 @@ static void pools_from_tallies(struct recording *rec, uint32_t s, bool steady)
 		memmove(&groups[best], &groups[best + 1], (n - best - 1) * sizeof(groups[0]));
 		n--;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t slot = groups[i].slot_bytes;
-		if (i == n - 1)
-			slot = plan_class_bytes(plan_size_class(slot + slot / 4));
-		pool_make(rec, s, slot, site->max_align,
-			  steady ? groups[i].slots + (groups[i].slots + 3) / 4 : 0);
+	for (uint32_t i = 0; i < n; i++)
+		pool_make(rec, s, groups[i].slot_bytes, site->max_align, steady ? groups[i].slots : 0);
+	if (steady && n) {
+		uint64_t top = groups[n - 1].slot_bytes;
+		uint32_t slots = groups[n - 1].slots / 8 > 4 ? groups[n - 1].slots / 8 : 4;
+		uint32_t i = pool_make(rec, s, plan_class_bytes(plan_size_class(top + top / 4)),
+				       site->max_align, slots);
+		if (i != UINT32_MAX)
+			pool_grow(rec, s, i, slots);
 	}
 }
 
@@ -439,37 +447,51 @@ static bool folds_now(struct recording *rec, uint32_t s)
 	return site->folded;
 }
 
+/* How many slots pool p grows by when it is full: a quarter of its target at a
+ * time up to its target, so that it ends less than a quarter of that above
+ * what its blocks needed; past it (or with no target), a quarter of what it
+ * has, at least 4, so that a pool that keeps growing takes few chunks. */
+static uint32_t pool_growth(const struct recording_pool *p)
+{
+	if (p->capacity < p->target)
+		return (p->target + 3) / 4;
+	return p->capacity / 4 > 4 ? p->capacity / 4 : 4;
+}
+
 /* The pool a folded block of size bytes aligned to align takes, as replay would
- * serve it: the tightest that fits it and has a slot free. If none has, a slot
- * is reserved now in the tightest that fits: half its target at a time, or
- * half what it has, at least 4. If none fits, a pool of slots a quarter bigger
- * than the block is made. UINT32_MAX if no slot can be had. */
+ * serve it: the tightest that fits it and has a slot free, where a pool below
+ * its target counts as having one (replay has all of a pool's chunks from the
+ * start: its blocks would not spill into bigger slots while it fills). So the
+ * tightest pool that fits grows up to its target; past that, blocks spill into
+ * bigger pools with a slot free, and only if none has, the tightest grows. If
+ * none fits, a pool of slots a quarter bigger than the block is made.
+ * UINT32_MAX if no slot can be had. */
 static uint32_t pool_for(struct recording *rec, uint32_t s, uint64_t size, uint64_t align)
 {
 	struct recording_site *site = &rec->sites[s];
-	uint32_t i = UINT32_MAX;
+	uint32_t tightest = UINT32_MAX;
 
 	for (uint32_t k = 0; k < site->pool_count; k++) {
-		struct recording_pool *p = &site->pools[site->order[k]];
+		uint32_t i = site->order[k];
+		struct recording_pool *p = &site->pools[i];
 		if (p->slot_bytes < size || p->align < align)
 			continue;
 		if (p->live < p->capacity)
-			return site->order[k];
-		if (i == UINT32_MAX)
-			i = site->order[k];
-	}
-	if (i == UINT32_MAX) {
-		uint32_t a = (uint32_t)(align > site->max_align ? align : site->max_align);
-		i = pool_make(rec, s, plan_class_bytes(plan_size_class(size + size / 4)), a, 0);
-		if (i == UINT32_MAX)
 			return i;
+		if (tightest == UINT32_MAX) {
+			if (p->capacity < p->target)
+				return pool_grow(rec, s, i, pool_growth(p)) ? i : UINT32_MAX;
+			tightest = i;
+		}
 	}
-	struct recording_pool *p = &site->pools[i];
-	if (p->live < p->capacity)
-		return i;
-	uint32_t more = (p->target + 1) / 2 > (p->capacity + 1) / 2 ? (p->target + 1) / 2
-								    : (p->capacity + 1) / 2;
-	return pool_grow(rec, s, i, more > 4 ? more : 4) ? i : UINT32_MAX;
+	if (tightest == UINT32_MAX) {
+		uint32_t a = (uint32_t)(align > site->max_align ? align : site->max_align);
+		tightest = pool_make(rec, s, plan_class_bytes(plan_size_class(size + size / 4)), a, 0);
+		if (tightest == UINT32_MAX)
+			return tightest;
+	}
+	return pool_grow(rec, s, tightest, pool_growth(&site->pools[tightest])) ? tightest
+										 : UINT32_MAX;
 }
 
 /* A folded block is its handle in the address map, with no live slot, so that
@@ -1100,6 +1122,7 @@ static int list_pools(struct build *b, struct plan_site *sites, struct recording
 				    .t_start = chunk->t_start,
 				    .pool = n,
 				    .slot_count = chunk->slots,
+				    .occurrence = chunk->occurrence,
 				};
 				built->pools[n].chunk_count++;
 			}

@@ -10,9 +10,10 @@
  * size band. Folding makes the site's pools (struct plan_pool), one per band or
  * group of bands, with slots as big as the band's biggest block; a folded block
  * takes a free slot of the tightest pool that fits it. Slots are reserved in
- * chunks, in the same allocator, when the blocks need them: half as many as the
- * site had blocks of those sizes alive at once (in its window) at a time, so
- * that the chunks may take the bytes of the site's exact blocks as those die.
+ * chunks, in the same allocator, when the blocks need them: a quarter of the
+ * most blocks of those sizes the site had alive at once (in its window) at a
+ * time, so that the chunks may take the bytes of the site's exact blocks as
+ * those die.
  * So the pools a plan holds are what the recorded run needed, reserved when it
  * needed them, whatever order its blocks came and went in: replay serves any
  * number of further occurrences from them.
@@ -90,8 +91,8 @@
 /* A tail's entries, at most. */
 #define RECORDING_TAIL_MAX 1024u
 /* Pools (slot sizes) of one site, and chunks of slots, at most. */
-#define RECORDING_POOLS_MAX  16u
-#define RECORDING_CHUNKS_MAX 64u
+#define RECORDING_POOLS_MAX  24u
+#define RECORDING_CHUNKS_MAX 256u
 
 /* An entry whose block has ended, in its site's log (no alignment: see aligned). */
 struct recording_ended {
@@ -100,9 +101,9 @@ struct recording_ended {
 	uint32_t align_log2; /* 0 until recording_build notes it (see aligned) */
 };
 
-/* Size bands, two to a power of two: band 0 holds sizes up to 16 bytes, then
- * 17-24, 25-32, 33-48, 49-64 and so on (recording_band_of). */
-#define RECORDING_BANDS 74u
+/* Size bands: a granule (16 bytes) wide up to 256 bytes, then four to a power
+ * of two: 257-320, 321-384, ..., 449-512, 513-640 and so on (band_of). */
+#define RECORDING_BANDS 112u
 
 /* A site's blocks by band, while it is not folded: suffix_live is how many of
  * its blocks live now are of this band or a bigger one, suffix_max the most
@@ -125,6 +126,7 @@ struct recording_pool {
 struct recording_chunk {
 	uint64_t t_start;
 	uint32_t pool, slots, range;
+	uint32_t occurrence; /* the site's count when it was reserved */
 };
 
 struct recording_site {

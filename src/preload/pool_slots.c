@@ -2,6 +2,7 @@
 #include "pool_slots.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -13,14 +14,17 @@
 struct chunk_span {
 	uint64_t start, end;
 	struct pool_slots *pool;
-	uint32_t first_slot;
+	uint32_t first_slot, slot_count;
+	uint32_t chunk;	     /* its index in the plan */
+	_Atomic bool opened; /* pool_slots_open */
 	uint64_t slot_bytes;
 	uint64_t inverse; /* 2^64 / slot_bytes + 1: exact for offsets below 2^32 */
 };
 
 uint32_t *pool_slots_page_map;
 static uint64_t page_map_bytes;
-static struct chunk_span *spans; /* by offset */
+static struct chunk_span *spans;    /* by offset */
+static uint32_t *span_of_chunk;	    /* by the plan's chunk index */
 static uint32_t span_count;
 
 static int by_start(const void *a, const void *b)
@@ -36,19 +40,15 @@ int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
 {
 	for (uint32_t k = 0; k < pool_count; k++) {
 		slots[k].words = (pools[k].slot_count + 63) / 64;
-		slots[k].bits = __libc_malloc(slots[k].words * sizeof(uint64_t));
+		slots[k].bits = __libc_calloc(slots[k].words ? slots[k].words : 1, sizeof(uint64_t));
 		if (!slots[k].bits)
 			return -ENOMEM;
-		for (uint32_t w = 0; w < slots[k].words; w++) {
-			uint32_t left = pools[k].slot_count - 64 * w;
-			atomic_init(&slots[k].bits[w], left >= 64 ? ~UINT64_C(0)
-								  : (UINT64_C(1) << left) - 1);
-		}
 	}
 	if (!chunk_count)
 		return 0;
 	spans = __libc_malloc(chunk_count * sizeof(*spans));
-	if (!spans)
+	span_of_chunk = __libc_malloc(chunk_count * sizeof(*span_of_chunk));
+	if (!spans || !span_of_chunk)
 		return -ENOMEM;
 	for (uint32_t k = 0; k < pool_count; k++) {
 		uint32_t first_slot = 0;
@@ -60,6 +60,8 @@ int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
 			    .end = chunks[c].offset_bytes + bytes,
 			    .pool = &slots[k],
 			    .first_slot = first_slot,
+			    .slot_count = chunks[c].slot_count,
+			    .chunk = c,
 			    .slot_bytes = pools[k].slot_bytes,
 			    .inverse = UINT64_MAX / pools[k].slot_bytes + 1,
 			};
@@ -67,6 +69,8 @@ int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
 		}
 	}
 	qsort(spans, span_count, sizeof(*spans), by_start);
+	for (uint32_t i = 0; i < span_count; i++)
+		span_of_chunk[spans[i].chunk] = i;
 	/* Untouched pages of the map read as zero: only the pools' pages cost. */
 	page_map_bytes = ((arena_bytes >> 12) + 1) * sizeof(uint32_t);
 	uint32_t *map = mmap(NULL, page_map_bytes, PROT_READ | PROT_WRITE,
@@ -91,8 +95,25 @@ void pool_slots_fini(struct pool_slots *slots, uint32_t pool_count)
 		munmap(pool_slots_page_map, page_map_bytes);
 	pool_slots_page_map = NULL;
 	__libc_free(spans);
+	__libc_free(span_of_chunk);
 	spans = NULL;
+	span_of_chunk = NULL;
 	span_count = 0;
+}
+
+void pool_slots_open(uint32_t chunk)
+{
+	struct chunk_span *s = &spans[span_of_chunk[chunk]];
+	uint32_t slot = s->first_slot, end = s->first_slot + s->slot_count;
+
+	if (atomic_exchange_explicit(&s->opened, true, memory_order_relaxed))
+		return;
+	while (slot < end) {
+		uint32_t n = end - slot < 64 - slot % 64 ? end - slot : 64 - slot % 64;
+		uint64_t mask = (n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1) << (slot % 64);
+		lone_fetch_or(&s->pool->bits[slot / 64], mask);
+		slot += n;
+	}
 }
 
 uint32_t pool_slots_search(struct pool_slots *p)
@@ -119,8 +140,8 @@ uint32_t pool_slots_search(struct pool_slots *p)
 void pool_slots_freed_in(uint64_t offset, uint32_t first)
 {
 	for (uint32_t i = first; i < span_count && spans[i].start <= offset; i++) {
-		const struct chunk_span *s = &spans[i];
-		if (offset >= s->end)
+		struct chunk_span *s = &spans[i];
+		if (offset >= s->end || !atomic_load_explicit(&s->opened, memory_order_relaxed))
 			continue;
 		uint64_t into = offset - s->start;
 		uint64_t slot = into >> 32 ? into / s->slot_bytes

@@ -1,6 +1,6 @@
 /* Which slots of the replayed image's pools may be free: a bit per slot, set
- * when a block is freed at or inside the slot, cleared when a claim takes it or
- * finds it busy. The arena's check stays the only authority (arena.h): a bit
+ * when its chunk opens (pool_slots_open) and when a block is freed at or inside
+ * the slot once it has, cleared when a claim takes it or finds it busy. The arena's check stays the only authority (arena.h): a bit
  * says only where to look first, so that an allocation in a pool finds a free
  * slot at once instead of trying busy ones in turn (on a churn whose small
  * pools were full, trying them took 70% of the run). A stale bit costs one
@@ -24,12 +24,17 @@ struct pool_slots {
 	_Atomic uint32_t cursor; /* the word to look in first */
 };
 
-/* Makes the bits of pools[0..pool_count) into slots[0..pool_count), every slot
- * free, and the map from arena offsets (of an arena of arena_bytes) to the
- * slots of chunks[0..chunk_count). Returns 0 or -ENOMEM. May allocate. */
+/* Makes the bits of pools[0..pool_count) into slots[0..pool_count), every chunk
+ * closed (no bit set), and the map from arena offsets (of an arena of
+ * arena_bytes) to the slots of chunks[0..chunk_count). Returns 0 or -ENOMEM.
+ * May allocate. */
 int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
 		    const struct plan_chunk *chunks, uint32_t chunk_count, uint64_t arena_bytes,
 		    struct pool_slots *slots);
+
+/* Opens chunk (an index into the chunks given to pool_slots_init): its slots
+ * may be free from now on. Thread-safe. */
+void pool_slots_open(uint32_t chunk);
 
 /* Gives back what pool_slots_init made (slots[0..pool_count)). */
 void pool_slots_fini(struct pool_slots *slots, uint32_t pool_count);

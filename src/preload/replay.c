@@ -172,6 +172,7 @@ static uint64_t plan_bytes;
 struct site_plan {
 	uint64_t entries;
 	uint32_t first_pool, pool_count, tail_entries;
+	uint32_t first_gate, gate_count; /* its chunks, in chunk_gates */
 };
 static struct site_plan *site_plans;
 static int plan_fd = -1;
@@ -283,6 +284,45 @@ static struct pool_state *pool_states;	 /* the image's, in its order */
 static struct chunk_state *chunk_states; /* the image's, in its order */
 static struct pool_slots *pool_free;	 /* the image's pools' */
 
+/* A chunk of a site's pools opens at the site's allocation occurrence, as it
+ * did when recorded: before that, the site's own exact blocks and others may
+ * hold its bytes, so a block served there early would find them busy, or make
+ * the block planned there find them busy. Each site's, by occurrence. */
+struct chunk_gate {
+	uint32_t occurrence, chunk;
+};
+static struct chunk_gate *chunk_gates;
+
+static int by_occurrence(const void *a, const void *b)
+{
+	const struct chunk_gate *x = a, *y = b;
+
+	return (x->occurrence > y->occurrence) - (x->occurrence < y->occurrence);
+}
+
+/* Lists each site's chunks in chunk_gates, by the occurrence they open at. */
+static int list_gates(void)
+{
+	const struct plan_image_record *r = &image.record;
+	uint32_t n = 0;
+
+	chunk_gates = __libc_malloc((r->chunk_count ? r->chunk_count : 1) * sizeof(*chunk_gates));
+	if (!chunk_gates)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < r->site_count; s++) {
+		struct site_plan *sp = &site_plans[s];
+		sp->first_gate = n;
+		for (uint32_t k = sp->first_pool; k < sp->first_pool + sp->pool_count; k++)
+			for (uint32_t c = image.pools[k].first_chunk;
+			     c < image.pools[k].first_chunk + image.pools[k].chunk_count; c++)
+				chunk_gates[n++] = (struct chunk_gate){image.chunks[c].occurrence, c};
+		sp->gate_count = n - sp->first_gate;
+		qsort(chunk_gates + sp->first_gate, sp->gate_count, sizeof(*chunk_gates),
+		      by_occurrence);
+	}
+	return 0;
+}
+
 static int index_image(void)
 {
 	const struct plan_image_record *r = &image.record;
@@ -297,8 +337,12 @@ static int index_image(void)
 		const struct plan_site *site = &image.sites[s];
 		site_first_block[s] = blocks;
 		blocks += plan_site_blocks(site->entry_count);
-		site_plans[s] = (struct site_plan){site->entry_count, site->first_pool,
-						   site->pool_count, site->tail_entries};
+		site_plans[s] = (struct site_plan){
+		    .entries = site->entry_count,
+		    .first_pool = site->first_pool,
+		    .pool_count = site->pool_count,
+		    .tail_entries = site->tail_entries,
+		};
 	}
 	block_offsets = __libc_malloc((blocks + 1) * sizeof(uint64_t));
 	if (!block_offsets)
@@ -333,6 +377,8 @@ static int index_image(void)
 			first_slot += image.chunks[c].slot_count;
 		}
 	}
+	if (list_gates() < 0)
+		return -ENOMEM;
 	for (uint32_t s = 0; s < r->site_count; s++) {
 		struct site_index *found, *item;
 		HASH_FIND(hh, sites_by_key, &image.sites[s].key, sizeof(uint64_t), found);
@@ -414,6 +460,13 @@ struct entry_window {
 	uint32_t site;			  /* whose window this is */
 	const void *owner;		  /* the thread that made it (owner_tag) */
 	uint64_t entries;		  /* the site's entry count */
+	/* Occurrences are counted up to counted (its entries, or past them to
+	 * its last chunk's gate); its next chunk opens at gate_at (UINT32_MAX:
+	 * none is left), gates[0..gate_count) being its chunks. */
+	uint32_t counted;
+	_Atomic uint32_t gate_at;
+	uint32_t gate_next, gate_count; /* under windows_lock */
+	const struct chunk_gate *gates;
 	_Atomic uint64_t seq;		  /* odd while a refill rewrites the window */
 	_Atomic uint64_t first;		  /* occurrence number of slots[0] */
 	_Atomic uint64_t count;		  /* slots filled */
@@ -445,9 +498,10 @@ static inline uint32_t take_occurrence(struct entry_window *w)
 {
 	uint32_t k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed);
 
-	/* Past the entries, every occurrence is served alike (pools): the count
-	 * stays there, and never wraps round to the first entries. */
-	if (k >= w->entries)
+	/* Past the entries and the chunks' gates, every occurrence is served
+	 * alike (pools): the count stays there, and never wraps round to the
+	 * first entries. */
+	if (k >= w->counted)
 		return k;
 	if (w->owner == &owner_tag) {
 		atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
@@ -528,6 +582,17 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 			w->capacity = capacity;
 			w->pools = pool_states + s->first_pool;
 			w->pool_count = s->pool_count;
+			w->gates = chunk_gates + s->first_gate;
+			w->gate_count = s->gate_count;
+			w->counted = (uint32_t)(s->entries < UINT32_MAX ? s->entries : UINT32_MAX);
+			if (s->gate_count) {
+				uint32_t last = w->gates[s->gate_count - 1].occurrence;
+				if (last >= w->counted)
+					w->counted = last < UINT32_MAX ? last + 1 : UINT32_MAX;
+			}
+			atomic_store_explicit(&w->gate_at,
+					      s->gate_count ? w->gates[0].occurrence : UINT32_MAX,
+					      memory_order_relaxed);
 			w->tail_entries = s->pool_count ? 0 : s->tail_entries;
 			atomic_store_explicit(&w->tail, TAIL_UNREAD, memory_order_relaxed);
 			atomic_store_explicit(&windows[site], w, memory_order_release);
@@ -707,11 +772,28 @@ static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 	return NULL;
 }
 
-/* A place of the site's steady state: a pool slot, or, for a site with no
- * pools, a place of its tail. NULL if none is free. */
-static inline void *steady_claim(struct entry_window *w, size_t size, size_t align)
+/* Opens the site's chunks whose gates occurrence k has reached. */
+static __attribute__((noinline)) void open_chunks(struct entry_window *w, uint32_t k)
 {
-	return w->pool_count ? pool_claim(w, size, align) : tail_claim(w, size, align);
+	pthread_mutex_lock(&windows_lock);
+	while (w->gate_next < w->gate_count && w->gates[w->gate_next].occurrence <= k)
+		pool_slots_open(w->gates[w->gate_next++].chunk);
+	atomic_store_explicit(&w->gate_at,
+			      w->gate_next < w->gate_count ? w->gates[w->gate_next].occurrence
+							   : UINT32_MAX,
+			      memory_order_relaxed);
+	pthread_mutex_unlock(&windows_lock);
+}
+
+/* A place of the site's steady state for occurrence k: a pool slot, or, for a
+ * site with no pools, a place of its tail. NULL if none is free. */
+static inline void *steady_claim(struct entry_window *w, uint32_t k, size_t size, size_t align)
+{
+	if (!w->pool_count)
+		return tail_claim(w, size, align);
+	if (k >= atomic_load_explicit(&w->gate_at, memory_order_relaxed))
+		open_chunks(w, k);
+	return pool_claim(w, size, align);
 }
 
 /* Forgets the image being replayed: its sites, windows and statistics. With one
@@ -731,6 +813,8 @@ static void drop_image(void)
 			__libc_free(atomic_load(&w->tail));
 		__libc_free(w);
 	}
+	__libc_free(chunk_gates);
+	chunk_gates = NULL;
 	__libc_free(windows);
 	__libc_free(site_first_block);
 	__libc_free(block_offsets);
@@ -913,7 +997,7 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 	/* Past its entries, or where its entry could not serve it (a run that went
 	 * another way than the recording), a site's steady state serves it. */
 	if (!p && (w->pool_count || w->tail_entries)) {
-		p = steady_claim(w, size, align);
+		p = steady_claim(w, k, size, align);
 		if (p)
 			bump(c, &c->steady_hits, 1);
 		else if (k >= w->entries)
@@ -1040,13 +1124,16 @@ static __attribute__((noinline)) void *express_pool(struct replay_counters *c, v
 						    size_t size, size_t align)
 {
 	struct entry_window *w = *cookie;
+	uint32_t k;
 	void *p;
 
 	if (!w || !(w->pool_count || w->tail_entries) ||
 	    (w->owner != &owner_tag && !lone_thread()) ||
-	    atomic_load_explicit(&w->next_occurrence, memory_order_relaxed) < w->entries ||
-	    !(p = steady_claim(w, size, align)))
-		return NULL;
+	    (k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed)) < w->entries ||
+	    !(p = steady_claim(w, k, size, align)))
+		return NULL; /* the occurrence is taken where the miss is counted */
+	if (k < w->counted)
+		atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
 	bump_own(&c->hits, 1);
 	bump_own(&c->steady_hits, 1);
 	bump_own(&c->hit_bytes, size);
