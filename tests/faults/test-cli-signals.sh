@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# memplan record passes SIGTERM on to the command and waits for it: when
+# `timeout` (or kill) ends memplan, the command has ended too and its plan is
+# complete at that moment, and memplan's status is the command's (143). (The
+# CLI once died at once, leaving the command running, or writing its plan
+# after memplan had returned.)
+#
+# timeout runs with --foreground, so that memplan alone gets its SIGTERM and
+# the command gets exactly one copy, the one memplan passes on. Without it,
+# timeout also signals its whole process group, and the command gets two
+# SIGTERMs microseconds apart: the current build then loses the plan in about
+# one run in five (the second copy arrives while memplan's handler, installed
+# with SA_RESETHAND | SA_NODEFER, has reset the disposition to SIG_DFL and not
+# yet blocked signals). That is a defect of its own, not what this test is
+# about; `kill -TERM PID; kill -TERM PID` on a raw recording shows it.
+. "$(dirname "$0")/lib.sh"
+need timeout pgrep
+
+# left TAG: the churn processes of this test run still alive.
+left() { pgrep -f "churn forever $1" || true; }
+
+for i in 1 2 3; do
+  tag="cli-timeout-$$-$i"
+  plan="$WORK/timeout$i.plan"
+  setsid timeout --foreground 1 "$MEMPLAN" record -o "$plan" -- "$PROGRAMS/churn" forever "$tag" \
+    >"$WORK/timeout$i.out" 2>"$WORK/timeout$i.err" &
+  group=$!
+  BG_GROUPS+=("$group")
+  status=0
+  wait_deadline "$group" 30 || status=$?
+  # At once: no waiting for a command that may still be writing.
+  valid=yes
+  valid_plan "$plan" || valid=no
+  alive=$(left "$tag")
+  kill -KILL -- "-$group" 2>/dev/null || true
+  forget_group "$group"
+  [ -z "$alive" ] || fail "timeout $i: the command is still running after memplan returned (pid $alive)"
+  [ "$status" -eq 124 ] || fail "timeout $i: status $status, not 124: $(head -c 300 "$WORK/timeout$i.err")"
+  [ $valid = yes ] || fail "timeout $i: no sound plan when timeout returned: $(head -c 300 "$WORK/timeout$i.err")"
+  echo "timeout $i: ok, plan of $(stat -c %s "$plan") bytes"
+  rm -f "$plan"
+done
+
+for i in 1 2 3; do
+  tag="cli-kill-$$-$i"
+  plan="$WORK/kill$i.plan"
+  setsid "$MEMPLAN" record -o "$plan" -- "$PROGRAMS/churn" forever "$tag" \
+    >"$WORK/kill$i.out" 2>"$WORK/kill$i.err" &
+  pid=$!
+  BG_GROUPS+=("$pid")
+  for _ in $(seq 100); do
+    grep -q running "$WORK/kill$i.out" && break
+    sleep 0.05
+  done
+  sleep 0.3
+  kill -TERM "$pid"
+  status=0
+  wait_deadline "$pid" 30 || status=$?
+  valid=yes
+  valid_plan "$plan" || valid=no
+  alive=$(left "$tag")
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  forget_group "$pid"
+  [ -z "$alive" ] || fail "kill $i: the command is still running after memplan returned (pid $alive)"
+  [ "$status" -eq 143 ] || fail "kill $i: memplan's status $status, not 143: $(head -c 300 "$WORK/kill$i.err")"
+  [ $valid = yes ] || fail "kill $i: no sound plan when memplan returned: $(head -c 300 "$WORK/kill$i.err")"
+  echo "kill $i: ok, plan of $(stat -c %s "$plan") bytes"
+  rm -f "$plan"
+done
+echo "SIGTERM through the CLI: ok"

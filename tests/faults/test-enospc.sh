@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# A plan that does not fit on its file system (a 1 MiB tmpfs): one memplan line
+# says the plan could not be written, and nothing more (no 'no process wrote a
+# plan' after it); the program's output and status are unchanged, and no torn
+# plan or temporary file is left. (memplan record once followed the process's
+# own line with a wrong 'no process wrote a plan'.) Needs to mount a tmpfs
+# (root); skipped otherwise.
+. "$(dirname "$0")/lib.sh"
+
+mkdir "$WORK/small"
+if ! mount -t tmpfs -o size=1m tmpfs "$WORK/small" 2>"$WORK/mount.err"; then
+  echo "SKIP: cannot mount a tmpfs: $(cat "$WORK/mount.err")"
+  exit 77
+fi
+MOUNTS+=("$WORK/small")
+
+# many_sites 1000: a plan of some 3 MiB (checked, recorded elsewhere).
+prog=("$PROGRAMS/many_sites" 1000)
+run_plain big "${prog[@]}"
+"$MEMPLAN" record -o "$WORK/big-elsewhere.plan" -- "${prog[@]}" >/dev/null ||
+  fail "cannot record the program where there is room"
+size=$(stat -c %s "$WORK/big-elsewhere.plan")
+[ "$size" -gt $((1024 * 1024)) ] || fail "the plan is only $size bytes: the test needs more than 1 MiB"
+
+check_full() {
+  local name=$1 mode=$2
+  same_as_plain "$name" "$mode"
+  [ "$(grep -c 'memplan:' "$WORK/$name.$mode.err")" -eq 1 ] ||
+    fail "$name ($mode): expected one memplan line, got: $(cat "$WORK/$name.$mode.err")"
+  grep -q "memplan: .*cannot write the plan" "$WORK/$name.$mode.err" ||
+    fail "$name ($mode): the line does not say the write failed: $(cat "$WORK/$name.$mode.err")"
+  ! grep -q "no process wrote a plan" "$WORK/$name.$mode.err" ||
+    fail "$name ($mode): $(cat "$WORK/$name.$mode.err")"
+  absent_or_valid "$WORK/small/big.plan" || fail "$name ($mode): a torn plan was left"
+  leftovers=$(find "$WORK/small" -mindepth 1 ! -name big.plan | wc -l)
+  [ "$leftovers" -eq 0 ] || fail "$name ($mode): files left behind: $(ls -a "$WORK/small")"
+  echo "$name ($mode): $(cat "$WORK/$name.$mode.err")"
+}
+
+cp "$WORK/big.plain.out" "$WORK/cli.plain.out"; cp "$WORK/big.plain.rc" "$WORK/cli.plain.rc"
+run cli record "$MEMPLAN" record -o "$WORK/small/big.plan" -- "${prog[@]}"
+check_full cli record
+
+cp "$WORK/big.plain.out" "$WORK/raw.plain.out"; cp "$WORK/big.plain.rc" "$WORK/raw.plain.rc"
+MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/small/big.plan" LD_PRELOAD="$LIB" \
+  run raw record "${prog[@]}"
+check_full raw record
+echo "plan on a full file system: ok"

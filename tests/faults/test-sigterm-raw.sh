@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# SIGTERM to a recording program that spends its time in malloc and free: every
+# time, the plan is written (a sound file) and the program ends by SIGTERM
+# (status 143). (A signal that arrived while the thread was inside memplan
+# once left no plan: memplan gave up rather than write half-updated tables.)
+. "$(dirname "$0")/lib.sh"
+
+for i in $(seq 0 9); do
+  delay=$(awk -v i=$i 'BEGIN { printf "%.2f", 0.2 + i * 0.6 / 9 }')
+  plan="$WORK/term$i.plan"
+  MEMPLAN_MODE=record MEMPLAN_PLAN="$plan" LD_PRELOAD="$LIB" \
+    "$PROGRAMS/churn" forever >"$WORK/term$i.out" 2>"$WORK/term$i.err" &
+  pid=$!
+  sleep "$delay"
+  kill -TERM "$pid"
+  # The plan is written before the program ends; give it 30 s at most.
+  status=0
+  wait_deadline "$pid" 30 || status=$?
+  [ "$status" -eq 143 ] || fail "run $i (SIGTERM after $delay s): status $status, not 143: $(head -c 300 "$WORK/term$i.err")"
+  grep -q running "$WORK/term$i.out" || fail "run $i: the program never ran"
+  valid_plan "$plan" || fail "run $i (SIGTERM after $delay s): no sound plan ($( [ -e "$plan" ] && echo corrupt || echo missing)); stderr: $(head -c 300 "$WORK/term$i.err")"
+  echo "run $i: SIGTERM after $delay s: status 143, plan of $(stat -c %s "$plan") bytes"
+  rm -f "$plan"
+done
+echo "SIGTERM while allocating: ok"
