@@ -39,15 +39,41 @@ struct preload_config preload_config;
  * child calling exec) has another pid and never finishes for it. */
 static pid_t owner_pid;
 static atomic_flag finish_started = ATOMIC_FLAG_INIT;
+static atomic_bool finish_done;
+
+/* How long a thread that would end the process waits for another one to write
+ * the plan: the plan file's lock, and a few seconds for the rest. */
+#define FINISH_WAIT_EXTRA_MS 5000u
+
+/* Waits until the thread that started writing the plan is done, or for the
+ * lock's deadline and a few seconds more: a thread that ends the process
+ * (a second signal, exit) must not cut the write short, nor wait forever on a
+ * writer stuck behind a lock this thread holds (libc's, inside a handler).
+ * Async-signal-safe. */
+static void wait_finished(void)
+{
+	const struct timespec tick = {0, 1000000};
+	uint64_t waited_ms = 0, limit_ms = preload_config.lock_wait_ms + FINISH_WAIT_EXTRA_MS;
+
+	while (!atomic_load(&finish_done) && waited_ms++ < limit_ms)
+		nanosleep(&tick, NULL);
+}
 
 void preload_finish(bool from_signal)
 {
 	int mode = preload_mode_now();
 	sigset_t all, old;
 
-	if (mode == PRELOAD_OFF || getpid() != owner_pid ||
-	    atomic_flag_test_and_set(&finish_started))
+	if (getpid() != owner_pid)
 		return;
+	if (atomic_flag_test_and_set(&finish_started)) {
+		wait_finished(); /* another thread writes it */
+		return;
+	}
+	if (mode == PRELOAD_OFF) {
+		atomic_store(&finish_done, true);
+		return;
+	}
 	/* A signal now would end the process in the middle of writing and leave a
 	 * stray temporary file: hold them until the plan is in place. */
 	sigfillset(&all);
@@ -61,6 +87,7 @@ void preload_finish(bool from_signal)
 		replay_finish();
 	}
 	guard_leave();
+	atomic_store(&finish_done, true);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -85,14 +112,14 @@ static void on_fatal_signal(int sig)
 	 * wait: no plan rather than a wrong one. */
 	if (guard_active() && !is_synchronous(sig)) {
 		guard_deferred_signal = sig;
-		signal_hook_rearm(sig); /* the same one again waits too */
 		errno = saved;
 		return;
 	}
 	if (!guard_active())
 		preload_finish(true);
 	errno = saved;
-	/* SA_RESETHAND restored the default action; deliver it. */
+	/* Blocked while the handler runs: it ends the process as it returns. */
+	signal_hook_default_all();
 	raise(sig);
 }
 
@@ -104,7 +131,7 @@ void guard_run_deferred(void)
 	if (!sig)
 		return;
 	preload_finish(true);
-	signal_hook_default(sig);
+	signal_hook_default_all();
 	raise(sig);
 }
 

@@ -51,8 +51,10 @@ static bool wants_hooked_default(int sig, const struct sigaction *act)
 void signal_hook_install(void (*handler)(int))
 {
 	hook.sa_handler = handler;
-	hook.sa_flags = SA_RESETHAND | SA_NODEFER | SA_RESTART;
+	hook.sa_flags = SA_RESTART;
 	sigemptyset(&hook.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		sigaddset(&hook.sa_mask, fatal_signals[i]);
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
 		int sig = fatal_signals[i];
 		struct sigaction old;
@@ -63,19 +65,14 @@ void signal_hook_install(void (*handler)(int))
 	}
 }
 
-void signal_hook_rearm(int sig)
-{
-	if (is_hooked(sig))
-		real_libc()->sigaction(sig, &hook, NULL);
-}
-
-void signal_hook_default(int sig)
+void signal_hook_default_all(void)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 
 	sigemptyset(&dfl.sa_mask);
-	if (is_hooked(sig))
-		real_libc()->sigaction(sig, &dfl, NULL);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		if (is_hooked(fatal_signals[i]))
+			real_libc()->sigaction(fatal_signals[i], &dfl, NULL);
 }
 
 /* The disposition the program would see without memplan: the default. */

@@ -12,16 +12,15 @@
  * interposed: a program using them sees memplan's handler.) */
 #pragma once
 
-/* Installs handler (with SA_RESETHAND, so that it runs once) for every such signal
- * that is at its default. Call once, at start-up, before the program runs. */
+/* Installs handler for every such signal that is at its default. While it runs
+ * on a thread, all of those signals wait on that thread: a signal sent to a
+ * process group reaches the program twice when memplan's CLI passes it on
+ * too, and the second must not cut the plan's writing short (on another
+ * thread, the handler waits for the writer: init.c). Call once, at start-up,
+ * before the program runs. */
 void signal_hook_install(void (*handler)(int));
 
-/* Puts the handler back for sig after it ran (SA_RESETHAND took it away), so
- * that the same signal arriving again is handled again: a signal sent to a
- * process group reaches the program twice when memplan's CLI passes it on too.
+/* Sets every hooked signal to its default action, for ending the process once
+ * the plan is written: whichever of them is then delivered ends it.
  * Async-signal-safe. */
-void signal_hook_rearm(int sig);
-
-/* Sets sig to its default action, for raising it once the plan is written.
- * Async-signal-safe. */
-void signal_hook_default(int sig);
+void signal_hook_default_all(void);
