@@ -50,17 +50,25 @@ static int usage(const char *why)
 
 /* What the command's processes said of their plans (statistics lines). */
 struct outcome {
+	const char *output;
 	unsigned written, failed;
 };
 
+/* Counts a process's outcome; says why it wrote no plan if it could not (it
+ * had closed its stderr). */
 static void note_outcome(const struct stats_line *line, void *ctx)
 {
 	struct outcome *seen = ctx;
 
-	if (line->has_written && line->written)
+	if (line->has_written && line->written) {
 		seen->written++;
-	else if (line->has_written)
+	} else if (line->has_written) {
 		seen->failed++;
+		if (!line->said)
+			fprintf(stderr, "memplan: %s: cannot write the plan of %s (pid %llu): %s\n",
+				seen->output, line->exe, (unsigned long long)line->pid,
+				line->error);
+	}
 }
 
 int cmd_record(int argc, char **argv)
@@ -140,7 +148,7 @@ int cmd_record(int argc, char **argv)
 	launch_add_preload();
 
 	status = launch_run(argv + optind);
-	struct outcome seen = {0};
+	struct outcome seen = {.output = output};
 	if (getenv("MEMPLAN_STATS")) {
 		stats_lines_read(stats, 0, note_outcome, &seen);
 		unlink(stats);
@@ -159,7 +167,7 @@ int cmd_record(int argc, char **argv)
 			"recording's plan is lost\n",
 			output);
 	else if (seen.failed)
-		; /* each process that failed has said why */
+		; /* each process that failed has said why, or memplan for it */
 	else if (static_exe_command(argv[optind]))
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan: %s is statically linked, so "

@@ -172,6 +172,8 @@ static void value(struct cursor *c, const char *prefix, const char *key, struct 
 			out->has_written = true;
 			out->written = v;
 		}
+		if (!prefix && !strcmp(key, "said"))
+			out->said = v;
 	} else {
 		number(c, prefix, key, out);
 	}

@@ -18,6 +18,7 @@ struct stats_line {
 	char match[16]; /* replay: how the image was found ("exact", "same_exe"), or "" */
 	bool has_written, written; /* record: whether the plan was written */
 	char error[256];	   /* record: why not */
+	bool said;		   /* record: whether the process said why on stderr */
 	uint32_t miss_count;
 	char miss_name[STATS_MISS_KINDS][24];
 	uint64_t miss[STATS_MISS_KINDS];

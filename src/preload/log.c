@@ -15,7 +15,7 @@ static void append(char *line, size_t cap, size_t *pos, const char *s)
 	*pos += n;
 }
 
-void log_error(const char *first, ...)
+bool log_error(const char *first, ...)
 {
 	char line[1024];
 	size_t pos = 0, cap = sizeof(line) - 1; /* room for the newline */
@@ -27,9 +27,7 @@ void log_error(const char *first, ...)
 		append(line, cap, &pos, s);
 	va_end(ap);
 	line[pos++] = '\n';
-	/* Nothing useful can be done if stderr is gone. */
-	ssize_t ignored = write(STDERR_FILENO, line, pos);
-	(void)ignored;
+	return write(STDERR_FILENO, line, pos) == (ssize_t)pos;
 }
 
 char *log_u64(char *buf, uint64_t v)

@@ -289,9 +289,10 @@ static char *build_strings(struct plan_image *image, const char *module_strings,
 }
 
 /* Appends this image's line to the statistics file, if one was asked for: what
- * it recorded and whether its plan was written (error: the negative errno of a
- * failure, 0). memplan record reads them to say what happened. */
-static void write_status(uint64_t calls, uint64_t entries, int error)
+ * it recorded and whether its plan was written (why: why not, NULL if it was),
+ * and whether the process said so on stderr (said). memplan record reads them
+ * to say what happened, where the process could not. */
+static void write_status(uint64_t calls, uint64_t entries, const char *why, bool said)
 {
 	struct json_line j;
 
@@ -305,9 +306,11 @@ static void write_status(uint64_t calls, uint64_t entries, int error)
 	json_key_str(&j, "plan", preload_config.plan_path);
 	json_key_u64(&j, "allocs", calls);
 	json_key_u64(&j, "planned", entries);
-	json_key_bool(&j, "written", error == 0);
-	if (error)
-		json_key_str(&j, "error", strerror(-error));
+	json_key_bool(&j, "written", !why);
+	if (why) {
+		json_key_str(&j, "error", why);
+		json_key_bool(&j, "said", said);
+	}
 	json_end(&j);
 	json_append_line(&j, preload_config.stats_path); /* a failure was said at start */
 }
@@ -363,18 +366,18 @@ int record_finish(bool from_signal)
 				     preload_config.lock_wait_ms);
 	callsite_unlock();
 	pthread_mutex_unlock(&record_mutex);
-	write_status(image.record.alloc_calls, image.record.entry_count, r);
+	const char *why = NULL;
+	bool said = false;
 	if (r == -ETIMEDOUT)
-		log_error(preload_config.plan_path,
-			  ": cannot write the plan: another process kept its directory locked "
-			  "past MEMPLAN_LOCK_SECONDS; this process's plan is lost",
-			  NULL);
+		why = "another process kept its directory locked past MEMPLAN_LOCK_SECONDS; "
+		      "this process's plan is lost";
 	else if (r == -EINVAL && file_check_regular_or_absent(preload_config.plan_path) < 0)
-		log_error(preload_config.plan_path, ": cannot write the plan: not a regular file",
-			  NULL);
+		why = "not a regular file";
 	else if (r < 0)
-		log_error(preload_config.plan_path, ": cannot write the plan: ", strerror(-r),
-			  NULL);
+		why = strerror(-r);
+	if (why)
+		said = log_error(preload_config.plan_path, ": cannot write the plan: ", why, NULL);
+	write_status(image.record.alloc_calls, image.record.entry_count, why, said);
 
 	__libc_free(strings);
 	recording_built_free(&built);

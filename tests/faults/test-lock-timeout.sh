@@ -5,8 +5,8 @@
 # are unchanged. (The lock was once waited for without end.)
 . "$(dirname "$0")/lib.sh"
 need flock
-# The program keeps its stderr open to the end (coreutils close theirs before
-# memplan writes the plan, which leaves memplan no way to say anything).
+# The program keeps its stderr open to the end; sort, which closes it, comes
+# last.
 prog=("$PROGRAMS/churn" 2000)
 mkdir "$WORK/plans"
 setsid flock "$WORK/plans" sleep 300 &
@@ -44,6 +44,17 @@ start=$SECONDS
 run raw record bounded 30 env MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/plans/raw.plan" \
   LD_PRELOAD="$LIB" "${prog[@]}"
 check raw record $((SECONDS - start))
+
+# sort closes its stderr before it exits, so the process cannot say why its
+# plan is lost: memplan record says it for it, from the process's status line.
+# (It once said nothing at all, and exited 0.)
+if command -v sort >/dev/null; then
+  seq 1000 | sort -r >"$WORK/sort.plain.out"; echo 0 >"$WORK/sort.plain.rc"
+  start=$SECONDS
+  run sort record bounded 30 sh -c 'seq 1000 | "$0" record -o "$1" -- sort -r' \
+    "$MEMPLAN" "$WORK/plans/sort.plan"
+  check sort record $((SECONDS - start))
+fi
 
 # Once the holder is gone, the same recording writes its plan.
 kill -KILL -- "-$holder"
