@@ -31,6 +31,7 @@
 #include "csv_instance.h"
 #include "plan_builder.h"
 #include "plan_file.h"
+#include "plan_summary.h"
 #include "planner.h"
 
 #define PLAN_DEFAULT_TIME_LIMIT_S 10.0
@@ -81,6 +82,8 @@ static int plan_file_main(const struct plan_args *a)
 	struct plan_entry **replanned = NULL, **decoded = NULL;
 	struct plan_chunk **chunks = NULL;
 	struct plan_image *images = NULL;
+	uint64_t arena_before = 0, arena_after = 0, lower_bound = 0, allocations = 0;
+	unsigned smaller = 0;
 	char why[256];
 	const void *buf;
 	size_t len;
@@ -121,16 +124,21 @@ static int plan_file_main(const struct plan_args *a)
 		}
 		if (im->record.arena_bytes >= before.record.arena_bytes)
 			*im = before;
-		fprintf(stderr,
-			"memplan: %s: %" PRIu64 " allocations, arena %" PRIu64 " -> %" PRIu64
-			" bytes, lower bound %" PRIu64 " (x%.4f)\n",
-			im->strings + im->record.exe_path_offset, im->record.entry_count,
-			before.record.arena_bytes, im->record.arena_bytes,
-			im->record.lower_bound_bytes,
-			im->record.lower_bound_bytes
-			    ? (double)im->record.arena_bytes / (double)im->record.lower_bound_bytes
-			    : 1.0);
+		else
+			smaller++;
+		arena_before += before.record.arena_bytes;
+		arena_after += im->record.arena_bytes;
+		lower_bound += im->record.lower_bound_bytes;
+		allocations += plan_summary_figures(im).allocations;
 	}
+	/* One line for the whole plan: a recording of a shell script has dozens of
+	 * images, and a line each buries the figure that matters. */
+	fprintf(stderr,
+		"memplan: %s: %u process image%s, %" PRIu64 " allocations, arena %" PRIu64
+		" -> %" PRIu64 " bytes (%u image%s smaller), lower bound %" PRIu64 " (x%.4f)\n",
+		a->plan_path, n, n == 1 ? "" : "s", allocations, arena_before, arena_after, smaller,
+		smaller == 1 ? "" : "s", lower_bound,
+		lower_bound ? (double)arena_after / (double)lower_bound : 1.0);
 	r = plan_file_write(a->out_path, images, n, plan_file_header(buf)->record_id);
 	if (r < 0) {
 		fprintf(stderr, "memplan: %s: cannot write: %s\n", a->out_path, strerror(-r));

@@ -88,6 +88,10 @@ assert d["arena_bytes"] == sum(i["arena_bytes"] for i in d["images"])
 status 0 "$MEMPLAN" show "$WORK/multi.plan"
 grep -q "lower bound:" "$WORK/out" || fail "show text has no lower bound"
 grep -q "top call sites" "$WORK/out" || fail "show text has no top call sites"
+# Re-planning a plan of several images says so in one line, not one per image.
+status 0 "$MEMPLAN" plan "$WORK/multi.plan" -o "$WORK/multi2.plan" --time-limit 1
+[ "$(grep -c . "$WORK/err")" = 1 ] && grep -q "multi.plan: [0-9]* process images, .*arena .* -> .* bytes" \
+  "$WORK/err" || fail "plan of a multi-image plan: $(cat "$WORK/err")"
 # Re-planning a recorded plan: never larger, still valid, still replays.
 status 0 "$MEMPLAN" record -o "$WORK/threads.plan" -- "$PROGRAMS/pattern_threads" 1 30000
 status 0 "$MEMPLAN" plan "$WORK/threads.plan" -o "$WORK/threads2.plan" --time-limit 2
