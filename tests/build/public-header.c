@@ -4,5 +4,5 @@
 
 int main(void)
 {
-	return strcmp(MEMPLAN_ENV_MODE, "MEMPLAN_MODE") != 0 || MEMPLAN_PLAN_FORMAT_VERSION != 1;
+	return strcmp(MEMPLAN_ENV_MODE, "MEMPLAN_MODE") != 0 || MEMPLAN_PLAN_FORMAT_VERSION < 1;
 }
