@@ -4,18 +4,24 @@
 #include <string.h>
 
 #include "image_match.h"
+#include "utf8.h"
 
 void json_print_string(FILE *out, const char *s, size_t len)
 {
 	fputc('"', out);
-	for (size_t i = 0; i < len; i++) {
+	for (size_t i = 0; i < len;) {
 		unsigned char c = (unsigned char)s[i];
+		size_t n = utf8_sequence_length(s + i, len - i);
 		if (c == '"' || c == '\\')
 			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
+		else if (c < 0x20 || !n)
 			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+		else {
+			fwrite(s + i, 1, n, out);
+			i += n;
+			continue;
+		}
+		i++;
 	}
 	fputc('"', out);
 }

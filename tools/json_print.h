@@ -8,8 +8,9 @@
 
 #include "plan_file.h"
 
-/* Writes the first len bytes of s as a JSON string, quotes included; control
- * characters are escaped, other bytes written as they are. */
+/* Writes the first len bytes of s as a JSON string, quotes included: control
+ * characters are escaped, and so is each byte that is not part of valid UTF-8,
+ * as \u00XX (the byte as a code point), so the output is always valid JSON. */
 void json_print_string(FILE *out, const char *s, size_t len);
 
 /* The same for a NUL-terminated string, or null for NULL. */

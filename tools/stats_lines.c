@@ -32,8 +32,9 @@ static bool take(struct cursor *c, char ch)
 	return true;
 }
 
-/* A JSON string into out (cut to cap - 1 bytes; \u escapes beyond ASCII become
- * '?'). */
+/* A JSON string into out (cut to cap - 1 bytes). A \u escape up to \u00ff
+ * gives that byte back: the preload library writes a byte that is not valid
+ * UTF-8 so (json_line.c); one beyond becomes '?'. */
 static void string(struct cursor *c, char *out, size_t cap)
 {
 	size_t n = 0;
@@ -67,7 +68,7 @@ static void string(struct cursor *c, char *out, size_t cap)
 				for (int i = 0; i < 4 && *c->p; i++)
 					hex[i] = *c->p++;
 				unsigned long v = strtoul(hex, NULL, 16);
-				ch = v < 0x80 ? (char)v : '?';
+				ch = v < 0x100 ? (char)v : '?';
 				break;
 			}
 			case '\0':

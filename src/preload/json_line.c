@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "file_io.h"
+#include "utf8.h"
 
 static void put(struct json_line *j, const char *s, size_t n)
 {
@@ -18,22 +19,31 @@ static void put(struct json_line *j, const char *s, size_t n)
 	j->len += n;
 }
 
+/* Bytes that are not valid UTF-8 (a Latin-1 path) are written as \u00XX, the
+ * byte as a code point, so that the line stays valid JSON. */
 static void put_str(struct json_line *j, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	size_t left = strlen(s);
 
 	put(j, "\"", 1);
-	for (; *s; s++) {
+	while (left) {
 		unsigned char c = (unsigned char)*s;
+		size_t n = utf8_sequence_length(s, left);
 		if (c == '"' || c == '\\') {
 			char esc[2] = {'\\', (char)c};
 			put(j, esc, 2);
-		} else if (c < 0x20) {
+		} else if (c < 0x20 || !n) {
 			char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
 			put(j, esc, 6);
 		} else {
-			put(j, (const char *)&c, 1);
+			put(j, s, n);
+			s += n;
+			left -= n;
+			continue;
 		}
+		s++;
+		left--;
 	}
 	put(j, "\"", 1);
 }

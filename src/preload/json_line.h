@@ -16,6 +16,7 @@ struct json_line {
 void json_begin(struct json_line *j); /* { */
 void json_key_u64(struct json_line *j, const char *key, uint64_t v);
 void json_key_bool(struct json_line *j, const char *key, bool v);
+/* Bytes of s that are not valid UTF-8 are escaped as \u00XX: the line stays JSON. */
 void json_key_str(struct json_line *j, const char *key, const char *s);
 void json_key_object(struct json_line *j, const char *key); /* "key": { */
 void json_end(struct json_line *j);			    /* } */

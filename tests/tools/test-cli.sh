@@ -75,6 +75,21 @@ assert d["arena_bytes"] >= d["lower_bound_bytes"] > 0
 assert d["allocations"] == sum(i["allocations"] for i in d["images"])
 assert im["top_sites"] and im["top_sites"][0]["frames"]
 PY
+# A path that is not UTF-8 (a Latin-1 file name) still gives valid JSON, in the
+# statistics and in show --json.
+mkdir "$WORK/caf$(printf '\xe9')-$(printf '\xff')"
+bad_exe="$WORK/caf$(printf '\xe9')-$(printf '\xff')/family"
+cp "$PROGRAMS/family" "$bad_exe"
+status 0 "$MEMPLAN" record -o "$WORK/latin1.plan" -- "$bad_exe" 1
+status 0 "$MEMPLAN" replay -p "$WORK/latin1.plan" --stats "$WORK/latin1.jsonl" -- "$bad_exe" 1
+status 0 "$MEMPLAN" show --json "$WORK/latin1.plan"
+python3 -S - "$WORK/latin1.jsonl" "$WORK/out" <<'PY'
+import json, sys
+stats = json.loads(open(sys.argv[1], encoding="utf-8").readline())
+show = json.load(open(sys.argv[2], encoding="utf-8"))
+for exe in (stats["exe"], show["images"][0]["exe"]):
+    assert exe.endswith("/caf\u00e9-\u00ff/family"), exe
+PY
 # Several images in one plan: images[] has each, totals add up.
 status 0 "$MEMPLAN" record -o "$WORK/multi.plan" -- sh -c "'$PROGRAMS/family' 1 >/dev/null; '$PROGRAMS/exit_paths' return"
 status 0 "$MEMPLAN" show --json "$WORK/multi.plan"
