@@ -1,4 +1,4 @@
-/* Free-slot hints of the replayed pools, see pool_slots.h. */
+/* The replayed pools' slots, see pool_slots.h. */
 #include "pool_slots.h"
 
 #include <errno.h>
@@ -6,25 +6,14 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "arena.h"
 #include "real_libc.h"
 
-/* A chunk, as the map finds it: its bytes, its pool's bits, its first slot's
- * number in the pool, and its slot size as a multiplier (the number of a slot
- * is then a multiplication, not a division). */
-struct chunk_span {
-	uint64_t start, end;
-	struct pool_slots *pool;
-	uint32_t first_slot, slot_count;
-	uint32_t chunk;	     /* its index in the plan */
-	_Atomic bool opened; /* pool_slots_open */
-	uint64_t slot_bytes;
-	uint64_t inverse; /* 2^64 / slot_bytes + 1: exact for offsets below 2^32 */
-};
-
 uint32_t *pool_slots_page_map;
+struct chunk_span *pool_slots_spans;
 static uint64_t page_map_bytes;
-static struct chunk_span *spans;    /* by offset */
-static uint32_t *span_of_chunk;	    /* by the plan's chunk index */
+static struct chunk_span *spans; /* pool_slots_spans */
+static uint32_t *span_of_chunk;	 /* by the plan's chunk index */
 static uint32_t span_count;
 
 static int by_start(const void *a, const void *b)
@@ -34,16 +23,48 @@ static int by_start(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
+/* The words of pool k's slots, each chunk's first slot at a multiple of 64. */
+static uint32_t pool_words(const struct plan_pool *pool, const struct plan_chunk *chunks)
+{
+	uint64_t words = 0;
+
+	for (uint32_t c = pool->first_chunk; c < pool->first_chunk + pool->chunk_count; c++)
+		words += (chunks[c].slot_count + 63) / 64;
+	return words <= UINT32_MAX ? (uint32_t)words : 0;
+}
+
+/* Makes pool k's bits, all clear, and the offsets of its words. */
+static int pool_make(struct pool_slots *p, const struct plan_pool *pool,
+		     const struct plan_chunk *chunks)
+{
+	uint32_t w = 0;
+
+	p->slot_bytes = pool->slot_bytes;
+	p->words = pool_words(pool, chunks);
+	if (!p->words)
+		return -ENOMEM;
+	/* One block: the four bit arrays, then the words' offsets. */
+	uint64_t *block = __libc_calloc(5 * (size_t)p->words, sizeof(uint64_t));
+	if (!block)
+		return -ENOMEM;
+	p->ready = (_Atomic uint64_t *)block;
+	p->live = p->ready + p->words;
+	p->owned = p->live + p->words;
+	p->fresh = p->owned + p->words;
+	p->word_offset = block + 4 * (size_t)p->words;
+	for (uint32_t c = pool->first_chunk; c < pool->first_chunk + pool->chunk_count; c++)
+		for (uint32_t s = 0; s < chunks[c].slot_count; s += 64)
+			p->word_offset[w++] = chunks[c].offset_bytes + s * pool->slot_bytes;
+	return 0;
+}
+
 int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
-		    const struct plan_chunk *chunks, uint32_t chunk_count, uint64_t arena_bytes,
+		    const struct plan_chunk *chunks, uint32_t chunk_count, uint64_t mapped_bytes,
 		    struct pool_slots *slots)
 {
-	for (uint32_t k = 0; k < pool_count; k++) {
-		slots[k].words = (pools[k].slot_count + 63) / 64;
-		slots[k].bits = __libc_calloc(slots[k].words ? slots[k].words : 1, sizeof(uint64_t));
-		if (!slots[k].bits)
+	for (uint32_t k = 0; k < pool_count; k++)
+		if (pool_make(&slots[k], &pools[k], chunks) < 0)
 			return -ENOMEM;
-	}
 	if (!chunk_count)
 		return 0;
 	spans = __libc_malloc(chunk_count * sizeof(*spans));
@@ -65,35 +86,37 @@ int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
 			    .slot_bytes = pools[k].slot_bytes,
 			    .inverse = UINT64_MAX / pools[k].slot_bytes + 1,
 			};
-			first_slot += chunks[c].slot_count;
+			first_slot += (chunks[c].slot_count + 63) / 64 * 64;
 		}
 	}
 	qsort(spans, span_count, sizeof(*spans), by_start);
 	for (uint32_t i = 0; i < span_count; i++)
 		span_of_chunk[spans[i].chunk] = i;
 	/* Untouched pages of the map read as zero: only the pools' pages cost. */
-	page_map_bytes = ((arena_bytes >> 12) + 1) * sizeof(uint32_t);
+	page_map_bytes = ((mapped_bytes >> 12) + 1) * sizeof(uint32_t);
 	uint32_t *map = mmap(NULL, page_map_bytes, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (map == MAP_FAILED)
 		return -ENOMEM;
 	/* Later chunks first, so that each page ends up naming the first chunk in
 	 * it (chunks do not overlap in a plan memplan wrote; in another, a page
-	 * names one of them, and the rest only lose hints). */
+	 * names one of them, and the rest are found by going on from there). */
 	for (uint32_t i = span_count; i-- > 0;)
 		for (uint64_t page = spans[i].start >> 12; page <= (spans[i].end - 1) >> 12; page++)
 			map[page] = i + 1;
 	pool_slots_page_map = map;
+	pool_slots_spans = spans;
 	return 0;
 }
 
 void pool_slots_fini(struct pool_slots *slots, uint32_t pool_count)
 {
 	for (uint32_t k = 0; slots && k < pool_count; k++)
-		__libc_free(slots[k].bits);
+		__libc_free((void *)slots[k].ready);
 	if (pool_slots_page_map)
 		munmap(pool_slots_page_map, page_map_bytes);
 	pool_slots_page_map = NULL;
+	pool_slots_spans = NULL;
 	__libc_free(spans);
 	__libc_free(span_of_chunk);
 	spans = NULL;
@@ -101,53 +124,127 @@ void pool_slots_fini(struct pool_slots *slots, uint32_t pool_count)
 	span_count = 0;
 }
 
-void pool_slots_open(uint32_t chunk)
+/* Sets the bits of slots [slot, end) of words. */
+static void set_bits(_Atomic uint64_t *words, uint32_t slot, uint32_t end)
 {
-	struct chunk_span *s = &spans[span_of_chunk[chunk]];
-	uint32_t slot = s->first_slot, end = s->first_slot + s->slot_count;
-
-	if (atomic_exchange_explicit(&s->opened, true, memory_order_relaxed))
-		return;
 	while (slot < end) {
 		uint32_t n = end - slot < 64 - slot % 64 ? end - slot : 64 - slot % 64;
 		uint64_t mask = (n == 64 ? ~UINT64_C(0) : (UINT64_C(1) << n) - 1) << (slot % 64);
-		lone_fetch_or(&s->pool->bits[slot / 64], mask);
+		lone_fetch_or(&words[slot / 64], mask);
 		slot += n;
 	}
 }
 
-uint32_t pool_slots_search(struct pool_slots *p)
+void pool_slots_open(uint32_t chunk)
 {
-	const uint32_t start = atomic_load_explicit(&p->cursor, memory_order_relaxed);
+	struct chunk_span *s = &spans[span_of_chunk[chunk]];
 
-	for (uint32_t n = 0, w = start < p->words ? start : 0; n < p->words; n++) {
-		uint64_t bits = atomic_load_explicit(&p->bits[w], memory_order_relaxed);
+	if (!atomic_exchange_explicit(&s->opened, true, memory_order_relaxed))
+		set_bits(s->pool->fresh, s->first_slot, s->first_slot + s->slot_count);
+}
+
+/* Takes a set bit of words[0..count) from *cursor on, clearing it; its slot, or
+ * UINT32_MAX if none is set. */
+static uint32_t take_bit(_Atomic uint64_t *words, uint32_t count, _Atomic uint32_t *cursor)
+{
+	const uint32_t start = atomic_load_explicit(cursor, memory_order_relaxed);
+
+	for (uint32_t n = 0, w = start < count ? start : 0; n < count; n++) {
+		uint64_t bits = atomic_load_explicit(&words[w], memory_order_relaxed);
 		while (bits) {
 			uint64_t bit = bits & -bits;
-			if (lone_fetch_and(&p->bits[w], ~bit) & bit) {
+			if (lone_fetch_and(&words[w], ~bit) & bit) {
 				if (w != start)
-					atomic_store_explicit(&p->cursor, w, memory_order_relaxed);
+					atomic_store_explicit(cursor, w, memory_order_relaxed);
 				return 64 * w + (uint32_t)__builtin_ctzll(bit);
 			}
-			bits = atomic_load_explicit(&p->bits[w], memory_order_relaxed);
+			bits = atomic_load_explicit(&words[w], memory_order_relaxed);
 		}
-		if (++w == p->words)
+		if (++w == count)
 			w = 0;
 	}
 	return UINT32_MAX;
 }
 
-void pool_slots_freed_in(uint64_t offset, uint32_t first)
+static uint64_t slot_offset(const struct pool_slots *p, uint32_t slot)
 {
-	for (uint32_t i = first; i < span_count && spans[i].start <= offset; i++) {
+	return p->word_offset[slot / 64] + (uint64_t)(slot % 64) * p->slot_bytes;
+}
+
+uint64_t pool_slots_take_search(struct pool_slots *p)
+{
+	uint32_t slot = take_bit(p->ready, p->words, &p->cursor);
+
+	if (slot == UINT32_MAX)
+		return POOL_SLOTS_NONE;
+	lone_fetch_or(&p->live[slot / 64], UINT64_C(1) << (slot % 64));
+	return slot_offset(p, slot);
+}
+
+uint64_t pool_slots_take_fresh(struct pool_slots *p, uint32_t tries)
+{
+	for (uint32_t t = 0; t < tries; t++) {
+		uint32_t slot = take_bit(p->fresh, p->words, &p->fresh_cursor);
+		if (slot == UINT32_MAX)
+			break;
+		uint64_t offset = slot_offset(p, slot);
+		if (!arena_claim(offset, p->slot_bytes))
+			continue; /* busy: fresh again once what holds it is freed */
+		uint64_t bit = UINT64_C(1) << (slot % 64);
+		lone_fetch_or(&p->owned[slot / 64], bit);
+		lone_fetch_or(&p->live[slot / 64], bit);
+		return offset;
+	}
+	return POOL_SLOTS_NONE;
+}
+
+/* The span at or after spans[first] that holds offset, an open one; its slot
+ * there in *slot, and whether offset is that slot's start in *at_start. NULL
+ * if none does. */
+static struct chunk_span *span_holding(uint64_t offset, uint32_t *first, uint32_t *slot,
+				       bool *at_start)
+{
+	for (uint32_t i = *first; i < span_count && spans[i].start <= offset; i++) {
 		struct chunk_span *s = &spans[i];
 		if (offset >= s->end || !atomic_load_explicit(&s->opened, memory_order_relaxed))
 			continue;
-		uint64_t into = offset - s->start;
-		uint64_t slot = into >> 32 ? into / s->slot_bytes
-					   : (uint64_t)(((unsigned __int128)into * s->inverse) >> 64);
-		slot += s->first_slot;
-		lone_fetch_or(&s->pool->bits[slot / 64], UINT64_C(1) << (slot % 64));
-		return;
+		*at_start = chunk_span_slot(s, offset, slot);
+		*first = i + 1;
+		return s;
+	}
+	return NULL;
+}
+
+enum pool_release pool_slots_release_in(uint64_t offset, uint32_t first)
+{
+	struct chunk_span *s;
+	uint32_t slot;
+	bool at_start;
+
+	/* In a plan memplan wrote, one span holds offset; in a hostile one, the
+	 * slot an owner holds is the only one owned there (pool_slots.h). */
+	while ((s = span_holding(offset, &first, &slot, &at_start))) {
+		uint64_t bit = UINT64_C(1) << (slot % 64);
+		struct pool_slots *p = s->pool;
+		if (!at_start || !(atomic_load_explicit(&p->owned[slot / 64], memory_order_relaxed) &
+				   bit))
+			continue;
+		return pool_slots_give_back(p, slot);
+	}
+	return POOL_NOT_SLOT;
+}
+
+void pool_slots_freed_in(uint64_t offset, uint32_t first)
+{
+	struct chunk_span *s;
+	uint32_t slot;
+	bool at_start;
+
+	while ((s = span_holding(offset, &first, &slot, &at_start))) {
+		uint64_t bit = UINT64_C(1) << (slot % 64);
+		if (!(atomic_load_explicit(&s->pool->owned[slot / 64], memory_order_relaxed) & bit)) {
+			lone_fetch_or(&s->pool->fresh[slot / 64], bit);
+			return;
+		}
 	}
 }

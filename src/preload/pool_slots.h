@@ -1,75 +1,197 @@
-/* Which slots of the replayed image's pools may be free: a bit per slot, set
- * when its chunk opens (pool_slots_open) and when a block is freed at or inside
- * the slot once it has, cleared when a claim takes it or finds it busy. The arena's check stays the only authority (arena.h): a bit
- * says only where to look first, so that an allocation in a pool finds a free
- * slot at once instead of trying busy ones in turn (on a churn whose small
- * pools were full, trying them took 70% of the run). A stale bit costs one
- * failed claim; a slot whose bit was lost (a block straddling two slots, freed
- * at the first) is found again when a block in it is freed.
+/* The replayed image's pools, as replay serves them: each slot of a pool, once
+ * the pool has used it, stays the pool's, held in the arena (arena.h) as one
+ * block from then on, so that serving and freeing its blocks are a bit taken
+ * and a bit given back, with no arena check of their own (on an allocator-bound
+ * churn the check and its release took a quarter of replay's instructions).
  *
- * Bits are set and cleared with atomics (one bus-locked operation each, none
- * while the process has one thread: lone_atomic.h), from any thread. */
+ * A pool's slots are numbered through its chunks in order, each chunk's first
+ * slot at a multiple of 64, so that a word of bits lies in one chunk and a
+ * slot's place is that word's offset and a multiply. Four bits a slot:
+ *  - fresh: its chunk is open (pool_slots_open) and the pool does not hold it;
+ *    it may be free in the arena (cleared when a claim takes it or finds it
+ *    busy, set again when a block freed in it leaves it free, maybe);
+ *  - owned: the pool holds it in the arena, for good;
+ *  - ready: owned and free, to be served at once;
+ *  - live: owned and served, not yet freed.
+ * Soundness rests on the arena's check alone, as for exact entries: a slot
+ * becomes the pool's only by an arena claim of the whole slot, which no other
+ * live block overlaps (arena.h), and the pool never lets it go, so no other
+ * claim can take its bytes while the pool serves them. A plan whose chunks
+ * overlap (a hostile one) makes some claims fail, never two owners. A free of a
+ * slot's start goes to the pool that owns it; of an owned slot not live, a
+ * double free, is refused (the caller aborts, as glibc does).
+ *
+ * Bits change with atomics (one bus-locked operation each, none while the
+ * process has one thread: lone_atomic.h), from any thread. */
 #pragma once
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "lone_atomic.h"
 #include "plan_file.h"
 
-/* One pool's bits. */
+/* One pool's slots. */
 struct pool_slots {
-	_Atomic uint64_t *bits; /* bit s: slot s may be free */
+	_Atomic uint64_t *ready, *live, *owned, *fresh; /* words each, bit s: slot s */
+	uint64_t *word_offset;				/* arena offset of slot 64 w */
+	uint64_t slot_bytes;
 	uint32_t words;
-	_Atomic uint32_t cursor; /* the word to look in first */
+	_Atomic uint32_t cursor;       /* the word of ready to look in first */
+	_Atomic uint32_t fresh_cursor; /* the word of fresh to look in first */
 };
 
-/* Makes the bits of pools[0..pool_count) into slots[0..pool_count), every chunk
- * closed (no bit set), and the map from arena offsets (of an arena of
- * arena_bytes) to the slots of chunks[0..chunk_count). Returns 0 or -ENOMEM.
+/* Makes the slots of pools[0..pool_count) into slots[0..pool_count), every
+ * chunk closed (no bit set), and the map from arena offsets (of an arena of
+ * mapped_bytes) to the slots of chunks[0..chunk_count). Returns 0 or -ENOMEM.
  * May allocate. */
 int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
-		    const struct plan_chunk *chunks, uint32_t chunk_count, uint64_t arena_bytes,
+		    const struct plan_chunk *chunks, uint32_t chunk_count, uint64_t mapped_bytes,
 		    struct pool_slots *slots);
 
 /* Opens chunk (an index into the chunks given to pool_slots_init): its slots
- * may be free from now on. Thread-safe. */
+ * may be taken from now on. Thread-safe. */
 void pool_slots_open(uint32_t chunk);
 
 /* Gives back what pool_slots_init made (slots[0..pool_count)). */
 void pool_slots_fini(struct pool_slots *slots, uint32_t pool_count);
 
-uint32_t pool_slots_search(struct pool_slots *p);
+/* What pool_slots_take and pool_slots_release_in do past their common case. */
+uint64_t pool_slots_take_search(struct pool_slots *p);
+uint64_t pool_slots_take_fresh(struct pool_slots *p, uint32_t tries);
 
-/* A slot of p whose bit is set, from its cursor on, its bit cleared now; or
- * UINT32_MAX if none is. Inline for the common case, a set bit in the word at
- * the cursor; else the words are searched. Thread-safe. */
-static inline uint32_t pool_slots_take(struct pool_slots *p)
+/* No slot: what pool_slots_take returns. */
+#define POOL_SLOTS_NONE UINT64_MAX
+
+/* A ready slot of p in the word at its cursor, now live: its arena offset, or
+ * POOL_SLOTS_NONE. The common case of pool_slots_take. Thread-safe. */
+static inline uint64_t pool_slots_take_near(struct pool_slots *p)
 {
 	const uint32_t w = atomic_load_explicit(&p->cursor, memory_order_relaxed);
-	const uint64_t bits = atomic_load_explicit(&p->bits[w], memory_order_relaxed);
+	const uint64_t bits = atomic_load_explicit(&p->ready[w], memory_order_relaxed);
 	const uint64_t bit = bits & -bits;
 
-	if (bits && (lone_fetch_and(&p->bits[w], ~bit) & bit))
-		return 64 * w + (uint32_t)__builtin_ctzll(bit);
-	if (p->words == 1 && !atomic_load_explicit(&p->bits[0], memory_order_relaxed))
-		return UINT32_MAX; /* a small pool, full: the common case of a tight one */
-	return pool_slots_search(p);
+	if (!bits || !(lone_fetch_and(&p->ready[w], ~bit) & bit))
+		return POOL_SLOTS_NONE;
+	lone_fetch_or(&p->live[w], bit);
+	return p->word_offset[w] + (uint64_t)__builtin_ctzll(bit) * p->slot_bytes;
 }
 
+/* A ready slot of p, now live: its arena offset; else, trying up to tries
+ * fresh slots, one the arena gave the pool; else POOL_SLOTS_NONE.
+ * Thread-safe. */
+static inline uint64_t pool_slots_take(struct pool_slots *p, uint32_t tries)
+{
+	uint64_t offset = pool_slots_take_near(p);
+
+	if (offset == POOL_SLOTS_NONE && p->words > 1)
+		offset = pool_slots_take_search(p);
+	return offset != POOL_SLOTS_NONE ? offset : pool_slots_take_fresh(p, tries);
+}
+
+/* What a free of an arena block found. */
+enum pool_release {
+	POOL_NOT_SLOT, /* no slot a pool owns starts there: the arena's to release */
+	POOL_RELEASED, /* a live slot: it is ready again */
+	POOL_NOT_LIVE, /* a slot a pool owns, not live: a double free */
+};
+
+/* A chunk, as the page map finds it: its bytes, its pool, its first slot's
+ * number in the pool, and its slot size as a multiplier (the number of a slot
+ * is then a multiplication, not a division). */
+struct chunk_span {
+	uint64_t start, end;
+	struct pool_slots *pool;
+	uint32_t first_slot, slot_count;
+	uint32_t chunk;	     /* its index in the plan */
+	_Atomic bool opened; /* pool_slots_open */
+	uint64_t slot_bytes;
+	uint64_t inverse; /* 2^64 / slot_bytes + 1: exact for offsets below 2^32 */
+};
+
 /* The page map: for each page of the arena, 0 if no chunk lies in it, else 1 +
- * the first chunk (in offset order) that does. */
+ * the first span (in pool_slots_spans, by offset) that does. */
 extern uint32_t *pool_slots_page_map;
+extern struct chunk_span *pool_slots_spans;
+
+/* The slot of span s that holds offset (in s), into *slot; whether offset is
+ * its start. */
+static inline bool chunk_span_slot(const struct chunk_span *s, uint64_t offset, uint32_t *slot)
+{
+	uint64_t into = offset - s->start;
+	uint64_t k = into >> 32 ? into / s->slot_bytes
+				: (uint64_t)(((unsigned __int128)into * s->inverse) >> 64);
+
+	*slot = s->first_slot + (uint32_t)k;
+	return k * s->slot_bytes == into;
+}
+
+/* Frees live slot slot of p, owned: ready again, where the next block of p
+ * looks first (still in the cache). POOL_NOT_LIVE if it was not live. */
+static inline enum pool_release pool_slots_give_back(struct pool_slots *p, uint32_t slot)
+{
+	const uint64_t bit = UINT64_C(1) << (slot % 64);
+
+	if (!(lone_fetch_and(&p->live[slot / 64], ~bit) & bit))
+		return POOL_NOT_LIVE;
+	lone_fetch_or(&p->ready[slot / 64], bit);
+	atomic_store_explicit(&p->cursor, slot / 64, memory_order_relaxed);
+	return POOL_RELEASED;
+}
+
+enum pool_release pool_slots_release_in(uint64_t offset, uint32_t first);
+
+/* A block at offset of the arena is freed: if it is a live slot of a pool, the
+ * slot is ready again. Inline, as it runs on every free of an arena block: one
+ * load for a block outside the pools, and the rest for a slot of the first
+ * chunk of its page. Thread-safe. */
+static inline enum pool_release pool_slots_release(uint64_t offset)
+{
+	uint32_t first, slot;
+
+	if (!pool_slots_page_map || !(first = pool_slots_page_map[offset >> 12]))
+		return POOL_NOT_SLOT;
+	const struct chunk_span *s = &pool_slots_spans[first - 1];
+	if (offset >= s->start && offset < s->end &&
+	    atomic_load_explicit(&s->opened, memory_order_relaxed) &&
+	    chunk_span_slot(s, offset, &slot) &&
+	    atomic_load_explicit(&s->pool->owned[slot / 64], memory_order_relaxed) >> (slot % 64) & 1)
+		return pool_slots_give_back(s->pool, slot);
+	return pool_slots_release_in(offset, first - 1);
+}
 
 void pool_slots_freed_in(uint64_t offset, uint32_t first);
 
-/* A block at offset of the arena was freed: the slot holding offset, if a pool's
- * chunk does, may be free. Inline, as it runs on every free of an arena block:
- * one load for a block outside the pools. Thread-safe. */
+/* A block at offset of the arena, no pool's slot, was released: the slot of an
+ * open chunk that holds offset, if any, may be free, and is fresh again.
+ * Thread-safe. */
 static inline void pool_slots_freed(uint64_t offset)
 {
 	uint32_t first;
 
 	if (pool_slots_page_map && (first = pool_slots_page_map[offset >> 12]))
 		pool_slots_freed_in(offset, first - 1);
+}
+
+/* Frees the arena block that starts at p (arena_owns(p)): a pool's live slot
+ * goes back to its pool; any other block is released in the arena, and the
+ * slot of an open chunk it lay in is fresh again. Returns false if p is no live
+ * block's start (a double or wild free: the caller aborts). Thread-safe. */
+static inline bool pool_slots_arena_free(const void *p)
+{
+	const uint64_t offset = (uintptr_t)p - arena_base;
+
+	switch (pool_slots_release(offset)) {
+	case POOL_RELEASED:
+		return true;
+	case POOL_NOT_LIVE:
+		return false;
+	default:
+		if (!arena_release(p))
+			return false;
+		pool_slots_freed(offset);
+		return true;
+	}
 }

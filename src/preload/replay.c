@@ -267,22 +267,15 @@ static enum image_match find_image(const void *plan, struct plan_image *found)
 	return MATCH_SAME_EXE;
 }
 
-/* A pool of the image, as replay serves it: its slots, numbered through its
- * chunks in order, and which of them may be free (pool_slots.h). */
-struct chunk_state {
-	uint64_t offset_bytes;
-	uint32_t first_slot, slot_count;
-};
+/* A pool of the image, as replay serves it: its slot size and alignment, and
+ * its slots (pool_slots.h). */
 struct pool_state {
 	uint64_t slot_bytes;
-	uint32_t slot_count, align_bytes;
-	const struct chunk_state *chunks;
-	uint32_t chunk_count;
-	struct pool_slots *free;
+	uint32_t align_bytes;
+	struct pool_slots *slots;
 };
-static struct pool_state *pool_states;	 /* the image's, in its order */
-static struct chunk_state *chunk_states; /* the image's, in its order */
-static struct pool_slots *pool_free;	 /* the image's pools' */
+static struct pool_state *pool_states; /* the image's, in its order */
+static struct pool_slots *pool_slots;  /* the image's pools' */
 
 /* A chunk of a site's pools opens at the site's allocation occurrence, as it
  * did when recorded: before that, the site's own exact blocks and others may
@@ -351,32 +344,17 @@ static int index_image(void)
 	entries_file_offset = r->entries_offset;
 	memcpy(size_class_bits, r->size_classes, sizeof(size_class_bits));
 	pool_states = __libc_calloc(r->pool_count ? r->pool_count : 1, sizeof(*pool_states));
-	chunk_states = __libc_calloc(r->chunk_count ? r->chunk_count : 1, sizeof(*chunk_states));
-	pool_free = __libc_calloc(r->pool_count ? r->pool_count : 1, sizeof(*pool_free));
-	if (!pool_states || !chunk_states || !pool_free ||
+	pool_slots = __libc_calloc(r->pool_count ? r->pool_count : 1, sizeof(*pool_slots));
+	if (!pool_states || !pool_slots ||
 	    pool_slots_init(image.pools, r->pool_count, image.chunks, r->chunk_count,
-			    r->arena_bytes, pool_free) < 0)
+			    r->arena_bytes, pool_slots) < 0)
 		return -ENOMEM;
-	for (uint32_t k = 0; k < r->pool_count; k++) {
-		const struct plan_pool *p = &image.pools[k];
-		uint32_t first_slot = 0;
+	for (uint32_t k = 0; k < r->pool_count; k++)
 		pool_states[k] = (struct pool_state){
-		    .slot_bytes = p->slot_bytes,
-		    .slot_count = p->slot_count,
-		    .align_bytes = p->align_bytes,
-		    .chunks = chunk_states + p->first_chunk,
-		    .chunk_count = p->chunk_count,
-		    .free = &pool_free[k],
+		    .slot_bytes = image.pools[k].slot_bytes,
+		    .align_bytes = image.pools[k].align_bytes,
+		    .slots = &pool_slots[k],
 		};
-		for (uint32_t c = p->first_chunk; c < p->first_chunk + p->chunk_count; c++) {
-			chunk_states[c] = (struct chunk_state){
-			    .offset_bytes = image.chunks[c].offset_bytes,
-			    .first_slot = first_slot,
-			    .slot_count = image.chunks[c].slot_count,
-			};
-			first_slot += image.chunks[c].slot_count;
-		}
-	}
 	if (list_gates() < 0)
 		return -ENOMEM;
 	for (uint32_t s = 0; s < r->site_count; s++) {
@@ -461,18 +439,22 @@ struct entry_window {
 	const void *owner;		  /* the thread that made it (owner_tag) */
 	uint64_t entries;		  /* the site's entry count */
 	/* Occurrences are counted up to counted (its entries, or past them to
-	 * its last chunk's gate); its next chunk opens at gate_at (UINT32_MAX:
-	 * none is left), gates[0..gate_count) being its chunks. */
+	 * its last chunk's gate, gates below). */
 	uint32_t counted;
-	_Atomic uint32_t gate_at;
-	uint32_t gate_next, gate_count; /* under windows_lock */
-	const struct chunk_gate *gates;
+	uint32_t pool_count;
+	struct pool_state *pools; /* the site's, pool_count of them, tightest first */
+	/* For a request of up to 4 KiB, by its 16-byte class (plan_size_class),
+	 * the first of them whose slots are as big; NULL if there are none. */
+	uint8_t *class_pool;
 	_Atomic uint64_t seq;		  /* odd while a refill rewrites the window */
 	_Atomic uint64_t first;		  /* occurrence number of slots[0] */
 	_Atomic uint64_t count;		  /* slots filled */
 	uint64_t capacity; /* entries: a block's or WINDOW_WIDE_BLOCKS', or the site's */
-	struct pool_state *pools; /* the site's, pool_count of them, tightest first */
-	uint32_t pool_count;
+	/* Its next chunk opens at gate_at (UINT32_MAX: none is left),
+	 * gates[0..gate_count) being its chunks. */
+	_Atomic uint32_t gate_at;
+	uint32_t gate_next, gate_count; /* under windows_lock */
+	const struct chunk_gate *gates;
 	/* The places of the site's last tail_entries entries, read when first needed
 	 * (TAIL_UNREAD until then; NULL if they cannot be), and the one to try
 	 * next: past its entries, a site with no pools reuses them. */
@@ -510,33 +492,25 @@ static inline uint32_t take_occurrence(struct entry_window *w)
 	return lone_fetch_add32(&w->next_occurrence, 1);
 }
 
-/* The slots of a pool tried, those whose bits say they may be free, before the
- * next bigger pool is tried. */
+/* The fresh slots of a pool tried, those whose bits say they may be free in
+ * the arena, before the next bigger pool is tried. */
 #define POOL_TRIES 16u
 
-/* A slot of the site's pools for a block of size bytes aligned to align: one
- * that may be free (pool_slots.h) of the tightest pool that fits it, or failing
- * that of the next, and so on; claimed whole, so that the block may grow in
- * place up to the slot. NULL if there is none. */
+/* A slot of the site's pools for a block of size bytes aligned to align: a
+ * ready one of the tightest pool that fits it, or one the arena gives it, or
+ * failing that of the next, and so on; the whole slot, so that the block may
+ * grow in place up to it. NULL if there is none. */
 static inline void *pool_claim(struct entry_window *w, size_t size, size_t align)
 {
-	for (uint32_t i = 0; i < w->pool_count; i++) {
+	uint32_t first = w->class_pool && size <= 4096 ? w->class_pool[(size + 15) / 16] : 0;
+
+	for (uint32_t i = first; i < w->pool_count; i++) {
 		struct pool_state *p = &w->pools[i];
 		if (p->slot_bytes < size || p->align_bytes < align)
 			continue;
-		for (uint32_t t = 0; t < POOL_TRIES; t++) {
-			uint32_t slot = pool_slots_take(p->free), j = 0;
-			if (slot >= p->slot_count)
-				break; /* none free, as far as the bits know */
-			while (slot - p->chunks[j].first_slot >= p->chunks[j].slot_count)
-				j++; /* the chunk that holds it */
-			void *q = arena_claim(p->chunks[j].offset_bytes +
-						  (uint64_t)(slot - p->chunks[j].first_slot) *
-						      p->slot_bytes,
-					      p->slot_bytes);
-			if (q)
-				return q;
-		}
+		uint64_t offset = pool_slots_take(p->slots, POOL_TRIES);
+		if (offset != POOL_SLOTS_NONE)
+			return (void *)(arena_base + offset);
 	}
 	return NULL;
 }
@@ -548,6 +522,22 @@ static bool pool_fits(const struct entry_window *w, size_t size, size_t align)
 		if (w->pools[i].slot_bytes >= size && w->pools[i].align_bytes >= align)
 			return true;
 	return false;
+}
+
+/* The class_pool table of a window whose pools are pools[0..n), tightest
+ * first; NULL if there are none, or no memory (the pools are then searched
+ * from the first). Slots are whole granules, so a pool fits every request of
+ * a class once it fits the class's biggest. */
+static uint8_t *class_pools(const struct pool_state *pools, uint32_t n)
+{
+	uint8_t *table = n && n <= UINT8_MAX ? __libc_malloc(4096 / 16 + 1) : NULL;
+
+	for (uint32_t c = 0, i = 0; table && c <= 4096 / 16; c++) {
+		while (i < n && pools[i].slot_bytes < 16 * c)
+			i++;
+		table[c] = (uint8_t)i;
+	}
+	return table;
 }
 
 /* Under windows_lock. */
@@ -582,6 +572,7 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 			w->capacity = capacity;
 			w->pools = pool_states + s->first_pool;
 			w->pool_count = s->pool_count;
+			w->class_pool = class_pools(w->pools, w->pool_count);
 			w->gates = chunk_gates + s->first_gate;
 			w->gate_count = s->gate_count;
 			w->counted = (uint32_t)(s->entries < UINT32_MAX ? s->entries : UINT32_MAX);
@@ -811,6 +802,8 @@ static void drop_image(void)
 		struct entry_window *w = atomic_load(&windows[s]);
 		if (w && atomic_load(&w->tail) != TAIL_UNREAD)
 			__libc_free(atomic_load(&w->tail));
+		if (w)
+			__libc_free(w->class_pool);
 		__libc_free(w);
 	}
 	__libc_free(chunk_gates);
@@ -818,15 +811,13 @@ static void drop_image(void)
 	__libc_free(windows);
 	__libc_free(site_first_block);
 	__libc_free(block_offsets);
-	pool_slots_fini(pool_free, image.record.pool_count);
-	__libc_free(pool_free);
+	pool_slots_fini(pool_slots, image.record.pool_count);
+	__libc_free(pool_slots);
 	__libc_free(pool_states);
-	__libc_free(chunk_states);
 	__libc_free(site_plans);
 	site_plans = NULL;
 	pool_states = NULL;
-	chunk_states = NULL;
-	pool_free = NULL;
+	pool_slots = NULL;
 	windows = NULL;
 	site_first_block = block_offsets = NULL;
 	/* The counter blocks stay allocated: the parent's threads are gone, and
@@ -1198,6 +1189,27 @@ static __attribute__((noinline)) void *express_far(struct entry_window *w, uint3
 	return p && zero ? memset(p, 0, size) : p;
 }
 
+/* The steady state's common case: a site past its entries and its chunks'
+ * gates, whose tightest pool that fits has a ready slot in the word at its
+ * cursor. Any thread may serve it (no occurrence is taken). The block,
+ * counted, or NULL with nothing done. */
+static inline __attribute__((always_inline)) void *
+express_ready(struct replay_counters *c, const struct entry_window *w, size_t size, size_t align)
+{
+	if (size > 4096 || !w->class_pool)
+		return NULL;
+	uint32_t i = w->class_pool[(size + 15) / 16];
+	if (i >= w->pool_count || w->pools[i].align_bytes < align)
+		return NULL;
+	uint64_t offset = pool_slots_take_near(w->pools[i].slots);
+	if (offset == POOL_SLOTS_NONE)
+		return NULL;
+	bump_own(&c->hits, 1);
+	bump_own(&c->steady_hits, 1);
+	bump_own(&c->hit_bytes, size);
+	return (void *)(arena_base + offset);
+}
+
 /* The body of the replay_express_ functions. A signal handler that allocates
  * between the loads of the express path and its stores after the claim goes to
  * libc: the guard is set. */
@@ -1216,8 +1228,16 @@ replay_express(size_t size, size_t align, bool zero, uintptr_t return_address, u
 		guard_leave();
 		return express_walked(size, align, zero, return_address, frame);
 	}
+	struct entry_window *w = *cookie;
+	if (w && atomic_load_explicit(&w->next_occurrence, memory_order_relaxed) >= w->counted) {
+		void *q = express_ready(c, w, size, align);
+		if (q) {
+			guard_leave();
+			return zero ? memset(q, 0, size) : q;
+		}
+	}
 	/* express_claim, with the claim split so that a long block's is a tail call. */
-	struct entry_window *w = express_entry_fits(cookie, size, align, &k, &e);
+	w = express_entry_fits(cookie, size, align, &k, &e);
 	if (!w) {
 		void *q = express_pool(c, cookie, size, align);
 		guard_leave();
@@ -1275,8 +1295,7 @@ void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uin
 		q = cookie ? express_claim(c, cookie, size, 1) : NULL;
 		if (q) {
 			memcpy(q, p, planned);
-			if (arena_release(p))
-				pool_slots_freed((uintptr_t)p - arena_base);
+			pool_slots_arena_free(p);
 		}
 	} else if (size_planned(size)) {
 		/* It stays in place, and uses up its occurrence as when recording

@@ -64,9 +64,8 @@ void route_free(void *p)
 		return;
 	guard_enter();
 	if (arena_owns(p)) {
-		if (!arena_release(p))
+		if (!pool_slots_arena_free(p))
 			arena_bad_pointer("free", p);
-		pool_slots_freed((uintptr_t)p - arena_base);
 	} else if (!arena_retired_owns(p)) { /* those are never freed (arena.h) */
 		switch (preload_mode_now()) {
 		case PRELOAD_RECORD:
@@ -114,8 +113,8 @@ static void *realloc_arena(void *p, size_t size, bool nested, bool retired)
 			replay_note_libc((int64_t)libc_usable(q));
 	}
 	memcpy(q, p, planned);
-	if (!retired && arena_release(p))
-		pool_slots_freed((uintptr_t)p - arena_base);
+	if (!retired)
+		pool_slots_arena_free(p);
 	return q;
 }
 

@@ -60,9 +60,7 @@ MEMPLAN_EXPORT void free(void *p)
 	 * half done must go to libc, not claim in the arena (arena.h, point 5). */
 	if (arena_owns(p)) {
 		guard_enter();
-		bool released = arena_release(p);
-		if (released)
-			pool_slots_freed((uintptr_t)p - arena_base);
+		bool released = pool_slots_arena_free(p);
 		guard_leave();
 		if (!released)
 			arena_bad_pointer("free", p);

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A heap bug of the program on a block that replay serves from its arena (a
-# double free, a free of a pointer into a block, a realloc of a freed block)
+# double free, a free of a pointer into a block, a realloc of a freed block;
+# on an exact entry, and on a pool's slot, which its pool holds in the arena)
 # aborts the program (status 134) with a memplan line naming the invalid
 # pointer, as glibc aborts on them. (Replay once ignored them for arena blocks:
 # the program went on, status 0, its bug hidden.)
 . "$(dirname "$0")/lib.sh"
 
-for bug in double-free interior realloc-freed; do
+for bug in double-free interior realloc-freed pool-double-free pool-interior; do
   # Recorded with the same arguments, without the bug (HEAP_BUGS_CLEAN=1).
   HEAP_BUGS_CLEAN=1 run_record $bug "$PROGRAMS/heap_bugs" $bug
   [ "$(rc $bug record)" -eq 0 ] || fail "$bug: the clean recording failed: $(cat "$WORK/$bug.record.err")"
@@ -20,6 +21,10 @@ for bug in double-free interior realloc-freed; do
   hits=$(stat_sum "$WORK/$bug.stats" hits)
   [ "$hits" -ge 32 ] && [ "$hits" -eq "$allocs" ] ||
     fail "$bug: the clean replay served $hits of $allocs allocations from the arena"
+  case $bug in pool-*)
+    steady=$(stat_sum "$WORK/$bug.stats" steady_hits)
+    [ "$steady" -gt 10000 ] || fail "$bug: only $steady allocations served by pools" ;;
+  esac
   # Now with the bug.
   run $bug buggy "$MEMPLAN" replay -p "$WORK/$bug.plan" -- "$PROGRAMS/heap_bugs" $bug
   status=$(rc $bug buggy)
