@@ -26,5 +26,11 @@
 #define MEMPLAN_ENV_PREFAULT "MEMPLAN_PREFAULT"
 /** Environment variable: planner time budget per image when recording, seconds. */
 #define MEMPLAN_ENV_PLAN_SECONDS "MEMPLAN_PLAN_SECONDS"
+/** Environment variable: `1` makes a replayed command end with status 1 instead
+ *  of 0 when its plan could not be used or no process found its program in it. */
+#define MEMPLAN_ENV_STRICT "MEMPLAN_STRICT"
+/** Environment variable: the least share of allocations, in percent, that a
+ *  replayed command must have served from the arena (implies strict). */
+#define MEMPLAN_ENV_MIN_HIT_RATE "MEMPLAN_MIN_HIT_RATE"
 
 #endif /* MEMPLAN_H */

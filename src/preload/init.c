@@ -28,6 +28,7 @@
 #include "record.h"
 #include "replay.h"
 #include "signal_hook.h"
+#include "strict.h"
 
 extern void *__libc_stack_end; /* glibc: the stack top at process start */
 
@@ -393,12 +394,15 @@ __attribute__((constructor)) static void preload_init(void)
 	callsite_stack_base = (uintptr_t)__libc_stack_end;
 	callsite_note_stack();
 	mode = read_environment();
-	if (mode != PRELOAD_OFF && start_mode(mode) == 0) {
+	bool started = mode != PRELOAD_OFF && start_mode(mode) == 0;
+	if (started) {
 		owner_pid = getpid();
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 		signal_hook_install(on_fatal_signal);
 		atomic_store(&preload_mode, mode);
 	}
+	if (mode == PRELOAD_REPLAY)
+		strict_start(started);
 	guard_leave();
 }
 

@@ -6,7 +6,8 @@
  * MEMPLAN_DEPTH (record: frames per call site), MEMPLAN_STATS (replay: JSON Lines
  * file), MEMPLAN_PREFAULT=1 (replay: touch the arena up front), MEMPLAN_PLAN_SECONDS
  * (record: planner budget per image), MEMPLAN_MAX_ALLOCS (record: allocations
- * recorded at most), MEMPLAN_LOCK_SECONDS (record: how long to wait for another
+ * recorded at most), MEMPLAN_STRICT and MEMPLAN_MIN_HIT_RATE (replay: strict.h),
+ * MEMPLAN_LOCK_SECONDS (record: how long to wait for another
  * process's merge into the plan file, 10 by default), MEMPLAN_RECORD_ID (set for
  * child processes).
  * In secure-execution mode (AT_SECURE) all of it is ignored. */

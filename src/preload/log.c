@@ -15,7 +15,7 @@ static void append(char *line, size_t cap, size_t *pos, const char *s)
 	*pos += n;
 }
 
-bool log_error(const char *first, ...)
+bool log_error_to(int fd, const char *first, ...)
 {
 	char line[1024];
 	size_t pos = 0, cap = sizeof(line) - 1; /* room for the newline */
@@ -27,7 +27,7 @@ bool log_error(const char *first, ...)
 		append(line, cap, &pos, s);
 	va_end(ap);
 	line[pos++] = '\n';
-	return write(STDERR_FILENO, line, pos) == (ssize_t)pos;
+	return write(fd, line, pos) == (ssize_t)pos;
 }
 
 char *log_u64(char *buf, uint64_t v)

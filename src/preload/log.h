@@ -6,12 +6,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 /* Writes "memplan: " followed by the NULL-terminated list of strings and a newline
- * to stderr. Long messages are cut. Returns whether the line was written (not if
- * the program closed stderr, as coreutils do before they exit).
+ * to fd. Long messages are cut. Returns whether the line was written.
  * Async-signal-safe; does not allocate. */
-bool log_error(const char *first, ...) __attribute__((sentinel));
+bool log_error_to(int fd, const char *first, ...) __attribute__((sentinel));
+
+/* The same to stderr; not written if the program closed stderr, as coreutils
+ * do before they exit. */
+#define log_error(...) log_error_to(STDERR_FILENO, __VA_ARGS__)
 
 /* Formats v in decimal into buf (at least 21 bytes) and returns buf. */
 char *log_u64(char *buf, uint64_t v);

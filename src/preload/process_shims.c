@@ -22,6 +22,7 @@
 #include "quiet_fd.h"
 #include "real_libc.h"
 #include "record.h"
+#include "strict.h"
 #include "thread_lineage.h"
 
 #define MEMPLAN_EXPORT __attribute__((visibility("default")))
@@ -174,7 +175,7 @@ MEMPLAN_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 MEMPLAN_EXPORT void _exit(int status)
 {
 	preload_finish(false);
-	real_libc()->exit_now(status);
+	real_libc()->exit_now(strict_exit_status(status));
 }
 
 MEMPLAN_EXPORT void _Exit(int status)

@@ -34,6 +34,7 @@
 #include "pool_slots.h"
 #include "quiet_fd.h"
 #include "real_libc.h"
+#include "strict.h"
 #include "uthash_libc.h"
 
 enum miss_reason {
@@ -1352,7 +1353,15 @@ void replay_finish(void)
 	char pid[21];
 	int r;
 
-	if (atomic_flag_test_and_set(&finished) || !preload_config.stats_path[0])
+	if (atomic_flag_test_and_set(&finished))
+		return;
+	/* Each counter read once: threads may still be counting. */
+	uint64_t hits = total(offsetof(struct replay_counters, hits)), missed = 0;
+	uint64_t misses[MISS_COUNT];
+	for (int i = 0; i < MISS_COUNT; i++)
+		missed += misses[i] = total(offsetof(struct replay_counters, misses[i]));
+	strict_judge(exe_in_plan, hits, hits + missed);
+	if (!preload_config.stats_path[0])
 		return;
 	json_begin(&j);
 	json_key_str(&j, "exe", preload_config.image.exe_path);
@@ -1360,11 +1369,6 @@ void replay_finish(void)
 	if (preload_config.image.fork_ordinal)
 		json_key_u64(&j, "fork", preload_config.image.fork_ordinal);
 	json_key_str(&j, "plan", preload_config.plan_path);
-	/* Each counter read once: threads may still be counting. */
-	uint64_t hits = total(offsetof(struct replay_counters, hits)), missed = 0;
-	uint64_t misses[MISS_COUNT];
-	for (int i = 0; i < MISS_COUNT; i++)
-		missed += misses[i] = total(offsetof(struct replay_counters, misses[i]));
 	json_key_u64(&j, "allocs", hits + missed);
 	json_key_u64(&j, "planned", have_image ? image.record.entry_count : 0);
 	json_key_u64(&j, "pools", have_image ? image.record.pool_count : 0);
