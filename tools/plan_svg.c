@@ -20,6 +20,7 @@
 #include "frame_symbols.h"
 #include "plan_summary.h"
 #include "plan_svg.h"
+#include "size_text.h"
 
 #define GRID_W	    800
 #define GRID_H	    400
@@ -111,18 +112,10 @@ static void xml_text(FILE *out, const char *s, size_t max_chars)
 		fputs("…", out);
 }
 
+/* A size in binary units; offsets on the axis are not whole bytes. */
 static void format_bytes(char *buf, size_t cap, double bytes)
 {
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	unsigned u = 0;
-	while (bytes >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		bytes /= 1024;
-		u++;
-	}
-	if (u == 0 || bytes >= 100 || bytes == floor(bytes))
-		snprintf(buf, cap, "%.0f %s", bytes, units[u]);
-	else
-		snprintf(buf, cap, "%.1f %s", bytes, units[u]);
+	size_text(buf, cap, (uint64_t)llround(bytes), false);
 }
 
 static void format_count(char *buf, size_t cap, double v)
