@@ -1,8 +1,12 @@
-/* memplan replay -p PLAN [--stats FILE] [--prefault] -- CMD...
+/* memplan replay -p PLAN [--stats FILE] [--prefault] [--quiet]
+ *                [--strict] [--min-hit-rate PCT] -- CMD...
  * Runs CMD with the preload library in replay mode. A plan that cannot be used is
- * reported in one line here, and CMD then runs on plain libc. Exits with CMD's
- * status. */
+ * reported in one line here, and CMD then runs on plain libc. When CMD has ended,
+ * one line says what replay did (replay_summary.h). Exits with CMD's status;
+ * with --strict, 1 instead of 0 when the plan could not be used or served too
+ * little. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -12,11 +16,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_args.h"
 #include "commands.h"
+#include "image_match.h"
 #include "launch.h"
 #include "plan_file.h"
+#include "replay_summary.h"
 #include "static_exe.h"
 #include "stats_lines.h"
+
+/* An image served less than this share, without --min-hit-rate, is named in
+ * the summary as poorly served. */
+#define POOR_SHARE_PCT 50.0
 
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
@@ -26,79 +37,190 @@ static int usage(const char *why)
 
 	if (why && *why)
 		fprintf(stderr, "memplan: replay: %s\n", why);
-	fprintf(out,
-		"usage: memplan replay -p PLAN [--stats FILE] [--prefault] -- CMD [ARG...]\n");
+	fprintf(out, "usage: memplan replay -p PLAN [--stats FILE] [--prefault] [--quiet]\n"
+		     "                      [--strict] [--min-hit-rate PCT] -- CMD [ARG...]\n");
 	if (why)
 		return 2;
-	fprintf(out, "Runs CMD with each process image's allocations served from the arena its\n"
-		     "plan lays out (the rest from libc). Exits with CMD's status.\n"
-		     "  -p, --plan PLAN   the plan file (required)\n"
-		     "  --stats FILE      append one JSON line of statistics per process image\n"
-		     "                    (default: none kept)\n"
-		     "  --prefault        touch the whole arena at start-up (default: off)\n"
-		     "example: memplan replay -p app.plan --stats stats.jsonl -- ./app in.txt\n");
+	fprintf(out,
+		"\n"
+		"Runs CMD with each process image's allocations served from the arena its\n"
+		"plan lays out, and the rest from libc. Each process finds the image of the\n"
+		"plan recorded for its executable and arguments, else the one of its\n"
+		"executable with the nearest arguments. When CMD has ended, one line on\n"
+		"stderr gives the share of allocations served, the arena, and the process\n"
+		"images that had no plan or a poor one, and why. Exits with CMD's status.\n"
+		"\n"
+		"options:\n"
+		"  -p, --plan PLAN       the plan file, written by memplan record (required)\n"
+		"  -s, --stats FILE      append one JSON line of statistics per process image\n"
+		"                        to FILE (default: kept in a temporary file, for the\n"
+		"                        summary, then removed)\n"
+		"  -f, --prefault        touch the whole arena at start-up, so the run takes\n"
+		"                        no page faults in it (default: off)\n"
+		"  -q, --quiet           no summary line at the end (default: off; problems\n"
+		"                        are still reported)\n"
+		"  --strict              exit 1 instead of 0 if the plan could not be used,\n"
+		"                        if no process found its program in it, or if the\n"
+		"                        share served is under --min-hit-rate (default: off;\n"
+		"                        CMD's own failure status is kept)\n"
+		"  --min-hit-rate PCT    the least share of allocations, in percent, that\n"
+		"                        must be served from the arena; implies --strict\n"
+		"                        (default: 0)\n"
+		"  -h, --help            this help\n"
+		"\n"
+		"examples:\n"
+		"  memplan replay -p app.plan -- ./app in.txt\n"
+		"  memplan replay -p app.plan --strict --min-hit-rate 90 --stats s.jsonl -- ./app\n");
 	return 0;
 }
 
-static void note_exe_in_plan(const struct stats_line *line, void *found)
+/* The file names of the executables the plan has images of, for the summary
+ * (another build of a program, or no image of it). Copied: the plan is not
+ * kept mapped while the command runs. Returns NULL if out of memory. */
+static char **plan_exe_names(const void *buf, size_t *count)
 {
-	if (line->exe_in_plan)
-		*(bool *)found = true;
+	uint32_t n = plan_file_header(buf)->image_count;
+	char **names = calloc(n ? n : 1, sizeof(*names));
+
+	*count = 0;
+	for (uint32_t i = 0; names && i < n; i++) {
+		struct plan_image im;
+		plan_file_image(buf, i, &im);
+		if (!(names[i] = strdup(image_match_exe_name(&im)))) {
+			while (i--)
+				free(names[i]);
+			free(names);
+			return NULL;
+		}
+		*count = i + 1;
+	}
+	return names;
+}
+
+struct replay_options {
+	const char *plan, *stats;
+	bool quiet, strict;
+	double min_hit_pct;
+	char **plan_names;
+	size_t plan_name_count;
+};
+
+/* With --strict: says why the run fails the check, in one line. */
+static void strict_failure(const struct replay_options *o, const char *why)
+{
+	fprintf(stderr, "memplan: %s: --strict: %s; exit status 1\n", o->plan, why);
 }
 
 /* Runs the command with its statistics going to stats, or to a file of our own
- * if none was asked for, and reads them at the end: if no process found its
- * program in the plan, the plan was recorded from other programs, which no one
- * process can tell (a wrapper such as timeout is in no plan, the program it
- * starts is). Says so once. Lines are only read from a regular file: a program
- * that closed its stderr cannot write to /dev/stderr, say, and a pipe would wait.
- * Returns the command's status. */
-static int run_reading_stats(const char *plan, const char *stats, char **command)
+ * if none was asked for, and reads them at the end for the summary line. If no
+ * process found its program in the plan, the plan was recorded from other
+ * programs, which no one process can tell (a wrapper such as timeout is in no
+ * plan, the program it starts is): that is said instead, even with --quiet.
+ * Lines are only read from a regular file: a program that closed its stderr
+ * cannot write to /dev/stderr, say, and a pipe would wait. Returns the command's
+ * status, or 1 for a command that succeeded but fails --strict. */
+static int run_reading_stats(const struct replay_options *o, char **command)
 {
+	struct replay_summary s;
 	char path[PATH_MAX];
-	bool temporary, found = false;
+	bool temporary, failed = false;
 	off_t from;
-	int status;
+	int status, lines;
 
-	if (stats_file_prepare(stats, path, sizeof(path), &from, &temporary) < 0)
-		return stats ? 1 : launch_run(command); /* no statistics, no check */
+	if (stats_file_prepare(o->stats, path, sizeof(path), &from, &temporary) < 0) {
+		if (o->stats)
+			return 1;
+		status = launch_run(command); /* no statistics to judge by */
+		if (o->strict && status == 0) {
+			strict_failure(o, "no statistics file could be made to judge the run by");
+			return 1;
+		}
+		return status;
+	}
 	status = launch_run(command);
-	if (stats_lines_read(path, from, note_exe_in_plan, &found) > 0 && !found)
+	lines = replay_summary_read(path, from, &s);
+	if (temporary)
+		unlink(path);
+	if (lines == -ENOMEM) {
+		fprintf(stderr, "memplan: out of memory\n");
+		return status ? status : 1;
+	}
+	if (lines < 0) {
+		if (o->strict) {
+			failed = true;
+			strict_failure(o, "the statistics file is not a regular file, so the share "
+					  "served cannot be read back");
+		}
+	} else if (lines > 0 && !s.any_in_plan) {
 		fprintf(stderr,
 			"memplan: %s: no process of the command found its program in the plan "
 			"(it was recorded from other programs); they ran on libc\n",
-			plan);
-	if (temporary)
-		unlink(path);
-	return status;
+			o->plan);
+		if (o->strict) {
+			failed = true;
+			strict_failure(o, "no process found its program in the plan");
+		}
+	} else if (lines > 0) {
+		if (!o->quiet)
+			replay_summary_print(stderr, &s, (const char *const *)o->plan_names,
+					     o->plan_name_count,
+					     o->min_hit_pct > 0 ? o->min_hit_pct : POOR_SHARE_PCT);
+		if (o->strict && replay_summary_share(&s) < o->min_hit_pct) {
+			char why[128];
+			snprintf(why, sizeof(why), "%.1f%% served, under --min-hit-rate %g",
+				 replay_summary_share(&s), o->min_hit_pct);
+			failed = true;
+			strict_failure(o, why);
+		}
+	} else if (o->strict) {
+		failed = true;
+		strict_failure(o, "no process of the command wrote its statistics");
+	}
+	replay_summary_free(&s);
+	return failed && status == 0 ? 1 : status;
 }
 
 int cmd_replay(int argc, char **argv)
 {
+	enum { OPT_STRICT = 256, OPT_MIN_HIT_RATE };
 	static const struct option options[] = {
 	    {"plan", required_argument, NULL, 'p'},
 	    {"stats", required_argument, NULL, 's'},
 	    {"prefault", no_argument, NULL, 'f'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"strict", no_argument, NULL, OPT_STRICT},
+	    {"min-hit-rate", required_argument, NULL, OPT_MIN_HIT_RATE},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	const char *plan = NULL, *stats = NULL;
+	struct replay_options o = {0};
 	char why[256];
 	const void *buf;
 	size_t len;
-	int c, prefault = 0;
+	int c, prefault = 0, status;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:s:fh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:s:fqh", options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			plan = optarg;
+			o.plan = optarg;
 			break;
 		case 's':
-			stats = optarg;
+			o.stats = optarg;
 			break;
 		case 'f':
 			prefault = 1;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case OPT_STRICT:
+			o.strict = true;
+			break;
+		case OPT_MIN_HIT_RATE:
+			if (cli_parse_percent(optarg, &o.min_hit_pct) < 0 || o.min_hit_pct > 100)
+				return usage("--min-hit-rate takes a percentage from 0 to 100");
+			o.strict = true;
 			break;
 		case 'h':
 			return usage(NULL);
@@ -106,33 +228,57 @@ int cmd_replay(int argc, char **argv)
 			return usage("");
 		}
 	}
-	if (!plan)
+	if (!o.plan)
 		return usage("-p PLAN is required");
 	if (optind >= argc)
 		return usage("no command given");
+	/* memplan judges the command as a whole: no process of it must judge itself. */
+	unsetenv("MEMPLAN_STRICT");
+	unsetenv("MEMPLAN_MIN_HIT_RATE");
 
 	/* Check once here, so that a bad plan gives one line, not one per process. */
-	if (plan_file_map(plan, &buf, &len, why, sizeof(why)) < 0) {
-		fprintf(stderr, "memplan: %s: %s; running on libc\n", plan, why);
+	if (plan_file_map(o.plan, &buf, &len, why, sizeof(why)) < 0) {
+		fprintf(stderr, "memplan: %s: %s; running on libc\n", o.plan, why);
 		unsetenv("MEMPLAN_MODE");
-		return launch_run(argv + optind);
+		status = launch_run(argv + optind);
+		if (o.strict && status == 0) {
+			strict_failure(&o, "the plan could not be used");
+			return 1;
+		}
+		return status;
 	}
 	const uint64_t record_id = plan_file_header(buf)->record_id;
+	o.plan_names = plan_exe_names(buf, &o.plan_name_count);
 	plan_file_unmap((void *)buf, len);
+	if (!o.plan_names) {
+		fprintf(stderr, "memplan: out of memory\n");
+		return 1;
+	}
 	char abs[PATH_MAX];
-	if (launch_absolute_path(plan, abs, sizeof(abs)) < 0) {
-		fprintf(stderr, "memplan: %s: path too long\n", plan);
+	if (launch_absolute_path(o.plan, abs, sizeof(abs)) < 0) {
+		fprintf(stderr, "memplan: %s: path too long\n", o.plan);
 		return 1;
 	}
 	launch_set_mode("replay", abs, record_id);
 	if (prefault)
 		setenv("MEMPLAN_PREFAULT", "1", 1);
-	/* It writes no statistics either, so the check at the end says nothing. */
-	if (static_exe_command(argv[optind]))
+	launch_add_preload();
+	if (static_exe_command(argv[optind])) {
+		/* It writes no statistics either: there is nothing to sum up. */
 		fprintf(stderr,
 			"memplan: %s is statically linked: the preload library cannot serve "
 			"its allocations; running on its own allocator\n",
 			argv[optind]);
-	launch_add_preload();
-	return run_reading_stats(plan, stats, argv + optind);
+		status = launch_run(argv + optind);
+		if (o.strict && status == 0) {
+			strict_failure(&o, "a statically linked command cannot be served");
+			status = 1;
+		}
+	} else {
+		status = run_reading_stats(&o, argv + optind);
+	}
+	for (size_t i = 0; i < o.plan_name_count; i++)
+		free(o.plan_names[i]);
+	free(o.plan_names);
+	return status;
 }

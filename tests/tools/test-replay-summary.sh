@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# What memplan replay says when the command has ended, and --strict: gcc, whose
+# cc1 and as are recorded on other arguments and temporary names, has them
+# named in the one summary line; --strict --min-hit-rate 90 fails a plan of
+# other programs and passes an exact rerun; the verdict follows the share in
+# the statistics; the command's output and own failure status are kept.
+. "$(dirname "$0")/lib.sh"
+for p in gcc sort ls python3; do
+  command -v "$p" >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
+done
+cd "$WORK"
+printf '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n' >hello.c
+printf 'static int twice(int x) { return 2 * x; }\nint main(void) { return twice(0); }\n' >other.c
+seq 1 3000 | awk '{ print ($1 * 31) % 3000 }' >in.txt
+sort -n in.txt >sorted.txt
+
+# gcc: a plan recorded on another source file. cc1 is named in the summary,
+# with why its plan is not its own.
+status 0 "$MEMPLAN" record -o gcc.plan -- gcc -O2 -c other.c
+status 0 "$MEMPLAN" replay -p gcc.plan -- gcc -O2 -c hello.c
+[ -s hello.o ] || fail "gcc under replay wrote no hello.o"
+[ "$(grep -c . err)" = 1 ] || fail "gcc: expected one line, got: $(cat err)"
+grep -Eq '^memplan replay: [0-9.]+% of [0-9,]+ allocations served from the arena by [0-9]+ process images .*; for other arguments: (.*, )?cc1 [0-9.]+%' err ||
+  fail "gcc: the summary does not name cc1's plan for other arguments: $(cat err)"
+echo "gcc: $(cat err)"
+
+# Exact rerun: passes --strict --min-hit-rate 90.
+status 0 "$MEMPLAN" record -o sort.plan -- sort -n in.txt
+status 0 "$MEMPLAN" replay -p sort.plan --strict --min-hit-rate 90 -- sort -n in.txt
+cmp -s out sorted.txt || fail "exact: output changed"
+grep -q '^memplan replay: 100% of' err || fail "exact: $(cat err)"
+# A plan of other programs: the command runs, then exit 1 with a reason.
+status 0 "$MEMPLAN" record -o ls.plan -- ls /
+status 1 "$MEMPLAN" replay -p ls.plan --strict --min-hit-rate 90 -- sort -n in.txt
+cmp -s out sorted.txt || fail "other programs: output changed"
+grep -q "^memplan: ls.plan: --strict: no process found its program in the plan; exit status 1$" err ||
+  fail "other programs: $(cat err)"
+# Without --strict the same run passes, and says why it served nothing.
+status 0 "$MEMPLAN" replay -p ls.plan -- sort -n in.txt
+grep -q "^memplan: ls.plan: no process of the command found its program in the plan" err ||
+  fail "other programs, lenient: $(cat err)"
+# The command's own failure is its status, --strict or not.
+status 3 "$MEMPLAN" replay -p ls.plan --strict -- sh -c 'sort -n in.txt; exit 3'
+# An unusable plan, or statistics that cannot be read back, fail --strict.
+head -c 64 sort.plan >cut.plan
+status 1 "$MEMPLAN" replay -p cut.plan --strict -- sort -n in.txt
+cmp -s out sorted.txt || fail "cut plan: output changed"
+grep -q "^memplan: cut.plan: --strict: the plan could not be used; exit status 1$" err ||
+  fail "cut plan: $(cat err)"
+status 1 "$MEMPLAN" replay -p sort.plan --strict --stats /dev/null -- sort -n in.txt
+grep -q "^memplan: sort.plan: --strict: the statistics file is not a regular file" err ||
+  fail "stats on /dev/null: $(cat err)"
+status 2 "$MEMPLAN" replay -p sort.plan --min-hit-rate lots -- sort -n in.txt
+status 2 "$MEMPLAN" replay -p sort.plan --min-hit-rate 101 -- sort -n in.txt
+
+# A plan of sort alone, for a shell script that runs more: the verdict is the
+# share over all the command's processes against the threshold, as the
+# statistics count it.
+for pct in 5 50 95; do
+  rm -f share.jsonl
+  set +e
+  "$MEMPLAN" replay -p sort.plan --min-hit-rate $pct --stats share.jsonl -- \
+    sh -c 'sort -n in.txt | sort -rn | md5sum; python3 -S -c "print(1)"' >out 2>err
+  got=$?
+  set -e
+  want=$(python3 -S - share.jsonl "$pct" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+hits, allocs = sum(l["hits"] for l in lines), sum(l["allocs"] for l in lines)
+assert 0 < hits < allocs and len(lines) >= 4, (hits, allocs, len(lines))
+print(1 if hits * 100 < float(sys.argv[2]) * allocs else 0)
+PY
+)
+  [ "$got" = "$want" ] || fail "share $pct: exit $got, not $want: $(cat err)"
+  grep -Eq '^memplan replay: .* by [0-9]+ process images .*; not in the plan: .*python3' err ||
+    fail "share $pct: python3 is not named as not in the plan: $(cat err)"
+  echo "share $pct: exit $got: $(head -n 1 err)"
+done
+echo "replay summary: ok"

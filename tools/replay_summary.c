@@ -1,0 +1,200 @@
+/* The replay summary line, see replay_summary.h.
+ *
+ * Images are named by reason, each reason once ("for other arguments: cc1
+ * 89.5%, as 91.2%"), the images that missed most first, and a few at most per
+ * reason: a script that ran sixty processes still gets one readable line. */
+#define _GNU_SOURCE
+#include "replay_summary.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "size_text.h"
+#include "stats_lines.h"
+
+/* Names listed per reason; the rest are counted. */
+#define NAMES_PER_REASON 4
+
+struct reader {
+	struct replay_summary *s;
+	size_t cap;
+	bool out_of_memory;
+};
+
+static void add_line(const struct stats_line *line, void *ctx)
+{
+	struct reader *r = ctx;
+	struct replay_summary *s = r->s;
+
+	if (s->count == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 16;
+		struct replay_image *grown = realloc(s->images, cap * sizeof(*grown));
+		if (!grown) {
+			r->out_of_memory = true;
+			return;
+		}
+		s->images = grown;
+		r->cap = cap;
+	}
+	struct replay_image *im = &s->images[s->count++];
+	memset(im, 0, sizeof(*im));
+	const char *slash = strrchr(line->exe, '/');
+	snprintf(im->name, sizeof(im->name), "%s", slash ? slash + 1 : line->exe);
+	im->allocs = line->allocs;
+	im->hits = line->hits;
+	im->arena_bytes = line->arena_bytes;
+	im->in_plan = line->exe_in_plan;
+	im->other_args = !strcmp(line->match, "same_exe");
+	uint64_t most = 0;
+	for (uint32_t k = 0; k < line->miss_count; k++)
+		if (line->miss[k] > most) {
+			most = line->miss[k];
+			snprintf(im->top_miss, sizeof(im->top_miss), "%s", line->miss_name[k]);
+		}
+	s->allocs += im->allocs;
+	s->hits += im->hits;
+	s->arena_bytes += im->arena_bytes;
+	s->any_in_plan |= im->in_plan;
+}
+
+int replay_summary_read(const char *path, off_t from, struct replay_summary *out)
+{
+	struct reader r = {.s = out};
+
+	memset(out, 0, sizeof(*out));
+	int n = stats_lines_read(path, from, add_line, &r);
+	if (r.out_of_memory) {
+		replay_summary_free(out);
+		return -ENOMEM;
+	}
+	return n;
+}
+
+void replay_summary_free(struct replay_summary *s)
+{
+	free(s->images);
+	memset(s, 0, sizeof(*s));
+}
+
+double replay_summary_share(const struct replay_summary *s)
+{
+	return s->allocs ? 100.0 * (double)s->hits / (double)s->allocs : 100.0;
+}
+
+/* "100%", "0%", else one decimal rounded down, so that 99.96% never reads 100%. */
+static void percent_text(char *out, size_t cap, uint64_t hits, uint64_t allocs)
+{
+	if (hits >= allocs)
+		snprintf(out, cap, "100%%");
+	else if (!hits)
+		snprintf(out, cap, "0%%");
+	else
+		snprintf(out, cap, "%.1f%%", floor(1000.0 * (double)hits / (double)allocs) / 10);
+}
+
+enum reason { OTHER_ARGS, OTHER_BUILD, NOT_IN_PLAN, POOR, REASONS };
+
+static const char *const reason_label[REASONS] = {
+    "for other arguments", "another build in the plan", "not in the plan", "poorly served",
+};
+
+static bool has_name(const char *const *names, size_t count, const char *name)
+{
+	for (size_t i = 0; i < count; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+static int by_misses_desc(const void *pa, const void *pb)
+{
+	const struct replay_image *a = *(const struct replay_image *const *)pa;
+	const struct replay_image *b = *(const struct replay_image *const *)pb;
+	uint64_t ma = a->allocs - a->hits, mb = b->allocs - b->hits;
+
+	return (ma < mb) - (ma > mb);
+}
+
+/* Lists the images of one reason, those with the same name as one ("sh x3"). */
+static void print_reason(FILE *out, enum reason why, struct replay_image **list, size_t n)
+{
+	size_t shown = 0, groups = 0;
+
+	qsort(list, n, sizeof(*list), by_misses_desc);
+	fprintf(out, "; %s:", reason_label[why]);
+	for (size_t i = 0; i < n; i++) {
+		if (!list[i])
+			continue; /* counted with an earlier one of its name */
+		uint64_t allocs = list[i]->allocs, hits = list[i]->hits;
+		unsigned same = 1;
+		for (size_t k = i + 1; k < n; k++)
+			if (list[k] && !strcmp(list[k]->name, list[i]->name)) {
+				allocs += list[k]->allocs;
+				hits += list[k]->hits;
+				same++;
+				list[k] = NULL;
+			}
+		groups++;
+		if (shown == NAMES_PER_REASON)
+			continue;
+		char pct[16];
+		percent_text(pct, sizeof(pct), hits, allocs);
+		fprintf(out, "%s %s", shown ? "," : "", list[i]->name);
+		if (same > 1)
+			fprintf(out, " x%u", same);
+		if (why == OTHER_ARGS || why == POOR)
+			fprintf(out, " %s", pct);
+		if (why == POOR && list[i]->top_miss[0])
+			fprintf(out, " (mostly %s)", list[i]->top_miss);
+		shown++;
+	}
+	if (groups > shown)
+		fprintf(out, " and %zu more", groups - shown);
+}
+
+void replay_summary_print(FILE *out, const struct replay_summary *s, const char *const *plan_names,
+			  size_t plan_name_count, double poor_pct)
+{
+	struct replay_image **lists[REASONS] = {0};
+	size_t counts[REASONS] = {0};
+	char pct[16], n[32], size[32];
+
+	percent_text(pct, sizeof(pct), s->hits, s->allocs);
+	fprintf(out, "memplan replay: %s of %s allocations served from the arena", pct,
+		count_text(n, sizeof(n), s->allocs));
+	if (s->count == 1)
+		fprintf(out, " (%s, arena %s)", s->images[0].name,
+			size_text(size, sizeof(size), s->arena_bytes, false));
+	else
+		fprintf(out, " by %zu process images (arenas %s in all)", s->count,
+			size_text(size, sizeof(size), s->arena_bytes, false));
+
+	for (int r = 0; r < REASONS; r++)
+		lists[r] = calloc(s->count ? s->count : 1, sizeof(*lists[r]));
+	for (size_t i = 0; i < s->count; i++) {
+		struct replay_image *im = &s->images[i];
+		enum reason why;
+		if (!im->allocs)
+			continue;
+		if (!im->in_plan)
+			why = has_name(plan_names, plan_name_count, im->name) ? OTHER_BUILD
+									       : NOT_IN_PLAN;
+		else if (im->other_args)
+			why = OTHER_ARGS;
+		else if ((double)im->hits * 100.0 < poor_pct * (double)im->allocs)
+			why = POOR;
+		else
+			continue;
+		if (lists[why])
+			lists[why][counts[why]++] = im;
+	}
+	for (int r = 0; r < REASONS; r++) {
+		if (counts[r])
+			print_reason(out, (enum reason)r, lists[r], counts[r]);
+		free(lists[r]);
+	}
+	fputc('\n', out);
+}

@@ -1,0 +1,45 @@
+/* What `memplan replay` says when the command has ended: one line with the share
+ * of the command's allocations served from the arena, the arena, and for each
+ * process image that had no plan or a poor one, why: a plan for other
+ * arguments, another build of its executable in the plan, no image of it at
+ * all, or few of its allocations served (and the main reason). Read from the
+ * statistics lines the command's processes appended (stats_lines.h). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* One process image's line, as the summary needs it. */
+struct replay_image {
+	char name[256]; /* the executable's file name */
+	uint64_t allocs, hits, arena_bytes;
+	bool in_plan, other_args;
+	char top_miss[24]; /* the reason most allocations went to libc, or "" */
+};
+
+struct replay_summary {
+	struct replay_image *images;
+	size_t count;
+	uint64_t allocs, hits, arena_bytes;
+	bool any_in_plan;
+};
+
+/* Reads the statistics lines of path from byte from on into *out. Returns the
+ * number of lines, or -1 if the file cannot be read back (not a regular file),
+ * or -ENOMEM. May allocate: free with replay_summary_free. */
+int replay_summary_read(const char *path, off_t from, struct replay_summary *out);
+
+void replay_summary_free(struct replay_summary *s);
+
+/* Writes the summary line to out. plan_names are the file names of the
+ * executables the plan has images of (to tell another build from no image);
+ * an image served less than poor_pct percent is named as poorly served. */
+void replay_summary_print(FILE *out, const struct replay_summary *s, const char *const *plan_names,
+			  size_t plan_name_count, double poor_pct);
+
+/* The share of s's allocations served from the arena, in percent (100 for no
+ * allocations). */
+double replay_summary_share(const struct replay_summary *s);
