@@ -14,9 +14,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "file_io.h"
+
+/* How long a write to a pipe waits for its reader to make room. */
+#define IN_PLACE_WAIT_MS 10000
 
 /* Appends the decimal form of v to buf at *pos, bounded by cap. */
 static void append_u64(char *buf, size_t *pos, size_t cap, uint64_t v)
@@ -75,11 +81,29 @@ int atomic_file_write(const char *path, const void *data, size_t len)
 	return atomic_file_writev(path, &piece, 1);
 }
 
+/* A device or a pipe is written as it is: renaming a file over /dev/null
+ * would replace the machine's null device with a regular file. */
+static int write_in_place(const char *path, const struct iovec *pieces, int piece_count)
+{
+	int fd = file_open_append(path), r = 0;
+
+	if (fd < 0)
+		return fd;
+	for (int k = 0; k < piece_count && r == 0; k++)
+		r = file_write_all(fd, pieces[k].iov_base, pieces[k].iov_len, IN_PLACE_WAIT_MS);
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
 int atomic_file_writev(const char *path, const struct iovec *pieces, int piece_count)
 {
 	char tmp[4096];
+	struct stat st;
 	int fd, r;
 
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return write_in_place(path, pieces, piece_count);
 	r = temp_name(path, tmp, sizeof(tmp));
 	if (r < 0)
 		return r;

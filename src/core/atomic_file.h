@@ -6,9 +6,10 @@
 
 #include <stddef.h>
 
-/* Writes len bytes of data to path atomically. Returns 0 or a negative errno
- * (the temporary file is removed on failure). Thread-safe; async-signal-safe;
- * does not allocate. */
+/* Writes len bytes of data to path atomically. A path that names a device or
+ * a pipe (/dev/null, /dev/stdout) is written in place instead, as
+ * file_open_append opens it. Returns 0 or a negative errno (the temporary file
+ * is removed on failure). Thread-safe; async-signal-safe; does not allocate. */
 int atomic_file_write(const char *path, const void *data, size_t len);
 
 struct iovec;

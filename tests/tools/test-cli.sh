@@ -124,6 +124,19 @@ after=$(python3 -S -c 'import json,sys; print(json.load(sys.stdin)["arena_bytes"
 "$PROGRAMS/pattern_threads" 1 30000 >"$WORK/threads.plain"
 status 0 "$MEMPLAN" replay -p "$WORK/threads2.plan" --stats "$WORK/t.jsonl" -- "$PROGRAMS/pattern_threads" 1 30000
 cmp -s "$WORK/out" "$WORK/threads.plain" || fail "the re-planned plan changed the output"
+# An output that is a pipe (or a device: /dev/null) is written in place, not
+# replaced by a file renamed over it. (A FIFO of our own: a regression must not
+# replace the machine's /dev/null.)
+printf 'id,lower,upper,size\n1,0,2,16\n2,1,3,32\n3,2,4,16\n' >"$WORK/small.csv"
+status 0 "$MEMPLAN" plan --csv "$WORK/small.csv"
+mv "$WORK/out" "$WORK/small.planned"
+mkfifo "$WORK/planned.fifo"
+exec 3<>"$WORK/planned.fifo" # a reader, so that the write does not wait
+status 0 "$MEMPLAN" plan --csv "$WORK/small.csv" -o "$WORK/planned.fifo"
+[ -p "$WORK/planned.fifo" ] || fail "plan -o FIFO replaced the FIFO by a file"
+while IFS= read -r -t 1 line <&3; do echo "$line"; done >"$WORK/piped.planned"
+exec 3<&-
+cmp -s "$WORK/small.planned" "$WORK/piped.planned" || fail "plan -o FIFO wrote: $(cat "$WORK/piped.planned")"
 status 2 "$MEMPLAN" plan "$WORK/threads.plan"
 status 1 "$MEMPLAN" plan "$WORK/junk.plan" -o "$WORK/x.plan"
 echo "cli: ok"
