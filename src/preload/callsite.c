@@ -20,24 +20,6 @@
 #include "modules.h"
 #include "thread_lineage.h"
 
-/* Frames of memplan itself above the caller: shim, mode, capture, plus room. */
-#define OWN_FRAMES_MAX 8
-/* Beyond this many cached stacks (a program that keeps making new stacks), stop
- * caching by depth and just unwind. */
-#define FAST_KEYS_MAX (1u << 20)
-/* Two call paths can reach the same return address at the same depth (an
- * interpreter's handlers calling one allocation wrapper, say). So a depth key is
- * trusted only after its first FAST_KEY_CHECKS uses all unwound to the same site;
- * one that disagrees is marked ambiguous and always unwound. The checks are the
- * first uses, not samples, so a deterministic program decides the same way in
- * every run. The value is the site, the checks passed above bit 32, and the flag.
- * Trusted keys are also kept in a small per-thread cache, read without a lock. */
-#define FAST_KEY_CHECKS 8
-#define FAST_CHECK_ONE	(UINT64_C(1) << 32)
-#define FAST_AMBIGUOUS	(UINT64_C(1) << 62)
-/* Uses of an ambiguous depth key, in one thread, before its stacks' frames are
- * learned for walking. */
-#define LEARN_AFTER_USES 32
 /* Stack walks are checked by unwinding (stack_of): a thread checks one walk
  * after WALK_CHECK_GAP_MIN, and the gap doubles while checks agree, up to
  * WALK_CHECK_GAP_MAX; a disagreement starts it again from the least. An unwind
@@ -54,8 +36,8 @@ __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-exec")))
 __thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
     __attribute__((tls_model("initial-exec")));
 _Atomic uintptr_t callsite_salt;
-/* The sites of stacks behind ambiguous origins, by the hash of their raw return
- * addresses. */
+/* The sites of stacks walked from origins whose cached stack was another, by
+ * the hash of their raw return addresses. */
 struct recent_stack {
 	uint64_t raw; /* salted (callsite_salted); 0: empty */
 	uint32_t site;
@@ -201,24 +183,10 @@ static struct callsite_origin take_origin(void)
 	return origin;
 }
 
-/* The caller's return addresses, up to the depth, into ips, unwound by
- * libunwind step by step. Not by its unw_backtrace, which is faster but maps a
- * cache of 256 KiB in every thread that calls it: as much as memplan's whole
- * footprint in a small program. Returns how many. */
-static int fast_trace(void **ips)
-{
-	uintptr_t sps[CALLSITE_MAX_DEPTH];
-	bool outermost;
-
-	return frame_walk_unwind(callsite_own_start, callsite_own_end, ips, sps,
-				 (int)callsite_depth, &outermost);
-}
-
-/* The caller's return addresses, up to the depth, into ips: walked from the
- * origin when its frames are learned, else unwound, learning them if learn is
- * set (an unwind that also gives stack pointers costs several times more).
- * Returns how many. */
-static int stack_of(struct callsite_origin origin, void **ips, bool learn)
+/* The caller's return addresses, up to the depth, into ips, and where each lies
+ * on the stack into at: walked from the origin when its frames are learned,
+ * else unwound by libunwind, which teaches the walk. Returns how many. */
+static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at)
 {
 	uintptr_t sps[CALLSITE_MAX_DEPTH];
 	int n = FRAME_WALK_NEVER;
@@ -228,38 +196,34 @@ static int stack_of(struct callsite_origin origin, void **ips, bool learn)
 	if (origin.return_address && origin.frame >= callsite_stack_low &&
 	    origin.frame < callsite_stack_top)
 		n = frame_walk(origin.return_address, origin.frame + 2 * sizeof(uintptr_t),
-			       callsite_stack_top, ips, (int)callsite_depth);
+			       callsite_stack_top, ips, at, (int)callsite_depth);
 	/* A frame that keeps one size long enough to be trusted and then changes it
 	 * would be walked wrong: now and then (WALK_CHECK_GAP_MIN) a walk is compared
-	 * with libunwind's fast trace, and if they differ, unwound again to learn
-	 * (which finds the change and stops the walks through it). */
+	 * with libunwind's, and if they differ, the unwind teaches the walk (which
+	 * finds the change and stops the walks through it). */
 	uint32_t gap = walk_check_gap ? walk_check_gap : WALK_CHECK_GAP_MIN;
 	if (n >= 0 && ++walks_since_check < gap)
 		return n;
-	if (n >= 0) {
-		void *walked[CALLSITE_MAX_DEPTH];
-		int w = n;
+	void *walked[CALLSITE_MAX_DEPTH];
+	int w = n;
+	if (w >= 0) {
 		walks_since_check = 0;
 		memcpy(walked, ips, (size_t)w * sizeof(*ips));
-		n = fast_trace(ips);
+	}
+	n = frame_walk_unwind(callsite_own_start, callsite_own_end, ips, sps, (int)callsite_depth,
+			      &outermost);
+	for (int k = 0; k < n; k++)
+		at[k] = sps[k] - sizeof(uintptr_t);
+	if (w >= 0) {
 		bool agree = n == w && !memcmp(walked, ips, (size_t)n * sizeof(*ips));
-		if (!agree)
-			walk_check_gap = WALK_CHECK_GAP_MIN;
-		else if (gap < WALK_CHECK_GAP_MAX)
-			walk_check_gap = 2 * gap;
-		if (agree || !learn)
-			return n; /* libunwind's stack is in ips either way */
-		n = FRAME_WALK_LEARNING;
+		walk_check_gap = !agree ? WALK_CHECK_GAP_MIN : gap < WALK_CHECK_GAP_MAX ? 2 * gap : gap;
+		if (agree)
+			return n;
 	}
-	if (n == FRAME_WALK_LEARNING && learn) {
-		n = frame_walk_unwind(callsite_own_start, callsite_own_end, ips, sps,
-				      (int)callsite_depth, &outermost);
-		bool held = lone_lock(&callsite_mutex);
-		frame_walk_learn(ips, sps, n, outermost, callsite_stack_top);
-		lone_unlock(&callsite_mutex, held);
-		return n;
-	}
-	return fast_trace(ips);
+	bool held = lone_lock(&callsite_mutex);
+	frame_walk_learn(ips, sps, n, outermost, callsite_stack_top);
+	lone_unlock(&callsite_mutex, held);
+	return n;
 }
 
 /* The hash of a raw stack, by which the caches know it. */
@@ -268,20 +232,58 @@ static uint64_t raw_key(void *const *ips, int count)
 	return XXH3_64bits_withSeed(ips, (size_t)count * sizeof(void *), thread_lineage) | 1;
 }
 
+/* Whether the origin may be cached: on this thread's stack, from the program's
+ * code (callsite.h). */
+static bool usable(uintptr_t return_address, uintptr_t frame)
+{
+	uintptr_t base = callsite_stack_base;
+
+	return return_address && base && frame >= callsite_stack_low && frame < base &&
+	       base - frame < CALLSITE_STACK_DEPTH_MAX &&
+	       !(return_address >= callsite_own_start && return_address < callsite_own_end);
+}
+
+/* Makes the stack ips[0..n), whose return addresses lie at at[0..n), the
+ * origin's cached one, for site, whose cookie is cookie: where the slot keeps
+ * it, or the cookie as it was if the stack cannot be checked there (its first
+ * return address is not the origin's, it is deeper than CALLSITE_VERIFIED + 1
+ * frames, or a return address lies where an offset cannot say). */
+static void **remember(uintptr_t return_address, uintptr_t frame, void *const *ips,
+		       const uintptr_t *at, int n, uint32_t site, void **cookie)
+{
+	struct callsite_recent *recent;
+	uint64_t depth = callsite_stack_base - frame;
+
+	if (n < 1 || n > CALLSITE_VERIFIED + 1 || (uintptr_t)ips[0] != return_address ||
+	    !usable(return_address, frame))
+		return cookie;
+	for (int k = 1; k < n; k++)
+		if (at[k] <= frame || at[k] - frame > UINT32_MAX)
+			return cookie;
+	recent = callsite_recent_slot(return_address, depth);
+	recent->cookie = *cookie;
+	recent->return_address = callsite_salted(return_address);
+	recent->depth = (uint32_t)depth;
+	recent->site = site;
+	recent->frames = (uint32_t)n - 1;
+	for (int k = 1; k < n; k++) {
+		recent->at[k - 1] = (uint32_t)(at[k] - frame);
+		recent->expect[k - 1] = (uintptr_t)ips[k];
+	}
+	return &recent->cookie;
+}
+
 uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cookie)
 {
-	uint64_t depth = callsite_stack_base - frame;
-	struct callsite_recent *recent = callsite_recent_slot(return_address, depth);
 	void *ips[CALLSITE_MAX_DEPTH];
+	uintptr_t at[CALLSITE_MAX_DEPTH];
 	uint32_t gap = walk_check_gap ? walk_check_gap : WALK_CHECK_GAP_MIN;
 
 	/* The walk that is due for its check is left to stack_of. */
-	if (recent->return_address != callsite_salted(return_address) || recent->depth != depth ||
-	    recent->site != CALLSITE_RECENT_AMBIGUOUS || frame < callsite_stack_low ||
-	    frame >= callsite_stack_top || walks_since_check + 1 >= gap)
+	if (!usable(return_address, frame) || walks_since_check + 1 >= gap)
 		return CALLSITE_UNKNOWN;
 	int n = frame_walk(return_address, frame + 2 * sizeof(uintptr_t), callsite_stack_top, ips,
-			   (int)callsite_depth);
+			   at, (int)callsite_depth);
 	if (n <= 0)
 		return CALLSITE_UNKNOWN;
 	walks_since_check++;
@@ -289,7 +291,7 @@ uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cook
 	struct recent_stack *stack = &recent_stacks[raw % CALLSITE_RECENT];
 	if (stack->raw != callsite_salted(raw))
 		return CALLSITE_UNKNOWN;
-	*cookie = &stack->cookie;
+	*cookie = remember(return_address, frame, ips, at, n, stack->site, &stack->cookie);
 	return stack->site;
 }
 
@@ -328,76 +330,43 @@ static __attribute__((noinline)) void catch_up(uintptr_t salt)
 	lone_unlock(&callsite_mutex, held);
 }
 
-/* callsite_capture, past the per-thread cache of trusted origins. recent is the
- * origin's slot in that cache, NULL if the origin is not usable (fast is 0). */
+/* callsite_capture, past the per-thread cache of origins: the stack, walked or
+ * unwound, then its site from the caches of raw stacks or resolved anew. The
+ * origin's slot then holds it, and so does this thread's cache of walked
+ * stacks, for when its origin's slot holds another. */
 static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origin origin,
-							   uint64_t fast,
-							   struct callsite_recent *recent,
 							   void ***cookie)
 {
 	void *ips[CALLSITE_MAX_DEPTH];
+	uintptr_t at[CALLSITE_MAX_DEPTH];
 	uint64_t value, raw;
-	uint32_t site, depth = (uint32_t)(callsite_stack_base - origin.frame);
+	uint32_t site;
 	const uintptr_t salt = atomic_load_explicit(&callsite_salt, memory_order_acquire);
 
 	if (salt != tables_salt)
 		catch_up(salt);
-	bool ambiguous = recent && recent->return_address == (origin.return_address ^ salt) &&
-			 recent->depth == depth && recent->site == CALLSITE_RECENT_AMBIGUOUS;
-	if (ambiguous && recent->uses < LEARN_AFTER_USES)
-		recent->uses++;
-	if (recent && !ambiguous) {
-		bool held = lone_lock(&callsite_mutex);
-		bool found = addr_map_get(&raw_to_site, fast, &value);
-		lone_unlock(&callsite_mutex, held);
-		if (found && !(value & FAST_AMBIGUOUS) && value >> 32 >= FAST_KEY_CHECKS) {
-			*recent = (struct callsite_recent){origin.return_address ^ salt, depth,
-							   (uint32_t)value, NULL, 0};
-			*cookie = &recent->cookie;
-			return (uint32_t)value;
-		}
-		if (found && (value & FAST_AMBIGUOUS)) {
-			*recent = (struct callsite_recent){origin.return_address ^ salt, depth,
-							   CALLSITE_RECENT_AMBIGUOUS, NULL, 1};
-			ambiguous = true;
-		}
-	}
-	/* Learning a stack's frames takes an unwind that costs many ordinary ones
-	 * (libunwind then looks up each frame's unwind entry anew), so it is done
-	 * only for stacks behind a depth key that cannot name the site and is used
-	 * often; every other stack is unwound as cheaply as can be. */
-	int count = stack_of(origin, ips, ambiguous && recent->uses >= LEARN_AFTER_USES);
+	int count = stack_of(origin, ips, at);
 	if (count <= 0)
 		return CALLSITE_UNKNOWN;
 	raw = raw_key(ips, count);
-	/* An ambiguous origin's stacks are told apart by their raw hashes, which the
-	 * per-thread cache keeps too. Nothing is left to count for it. */
 	struct recent_stack *recent_raw = &recent_stacks[raw % CALLSITE_RECENT];
-	if (ambiguous && recent_raw->raw == (raw ^ salt)) {
-		*cookie = &recent_raw->cookie;
-		return recent_raw->site;
-	}
-
-	bool held = lone_lock(&callsite_mutex);
-	if (addr_map_get(&raw_to_site, raw, &value)) {
-		site = (uint32_t)value;
+	if (recent_raw->raw == (raw ^ salt)) {
+		site = recent_raw->site;
 	} else {
-		site = resolve_site(ips, count);
-		addr_map_put(&raw_to_site, raw, site); /* on ENOMEM we just resolve again */
-	}
-	if (fast && addr_map_get(&raw_to_site, fast, &value)) {
-		if (!(value & FAST_AMBIGUOUS))
-			addr_map_put(&raw_to_site, fast,
-				     (uint32_t)value == site ? value + FAST_CHECK_ONE
-							     : value | FAST_AMBIGUOUS);
-	} else if (fast && raw_to_site.count < FAST_KEYS_MAX) {
-		addr_map_put(&raw_to_site, fast, site);
-	}
-	lone_unlock(&callsite_mutex, held);
-	if (ambiguous && site != CALLSITE_UNKNOWN) {
+		bool held = lone_lock(&callsite_mutex);
+		if (addr_map_get(&raw_to_site, raw, &value)) {
+			site = (uint32_t)value;
+		} else {
+			site = resolve_site(ips, count);
+			addr_map_put(&raw_to_site, raw, site); /* on ENOMEM we just resolve again */
+		}
+		lone_unlock(&callsite_mutex, held);
+		if (site == CALLSITE_UNKNOWN)
+			return site;
 		*recent_raw = (struct recent_stack){raw ^ salt, site, NULL};
-		*cookie = &recent_raw->cookie;
 	}
+	*cookie = remember(origin.return_address, origin.frame, ips, at, count, site,
+			   &recent_raw->cookie);
 	return site;
 }
 
@@ -419,26 +388,17 @@ void callsite_after_dlclose(void)
 uint32_t callsite_capture(void ***cookie)
 {
 	struct callsite_origin origin = take_origin();
-	uint64_t fast = callsite_origin_key(origin.return_address, origin.frame);
 	void **unused;
 	uint32_t site;
 
 	if (!cookie)
 		cookie = &unused;
-	/* Only usable origins are cached, so a hit needs no check of its own; but
-	 * an empty slot has return address 0, as has a call that was not marked. */
+	/* An empty slot has return address 0, as has a call that was not marked. */
 	if (origin.return_address && (site = callsite_cached(origin.return_address, origin.frame,
 							     cookie)) != CALLSITE_UNKNOWN)
 		return site;
 	*cookie = NULL;
-	if (!fast) {
-		origin.return_address = 0; /* no origin to walk from either */
-		return capture_uncached(origin, 0, NULL, cookie);
-	}
-	return capture_uncached(
-	    origin, fast,
-	    callsite_recent_slot(origin.return_address, callsite_stack_base - origin.frame),
-	    cookie);
+	return capture_uncached(origin, cookie);
 }
 
 void callsite_modules(const struct plan_module **out_modules, uint32_t *module_count,

@@ -9,7 +9,14 @@
  * within one process) to the site index the owner interned for it. memplan's own
  * frames are stripped by module, not by count. The calling thread's lineage name
  * (thread_lineage.h) is mixed into both hashes, so each thread's allocations form
- * sites of their own. */
+ * sites of their own.
+ *
+ * Most calls need none of that: each thread caches, per call origin (the
+ * shim's return address and depth), the last stack seen from it, with where
+ * each of its return addresses lay on the stack. A call from the same origin
+ * whose stack holds the same return addresses at the same places came the same
+ * way: the same site, checked word by word, never assumed (two callers of one
+ * helper at one depth are told apart). */
 #pragma once
 
 #include <stdatomic.h>
@@ -64,19 +71,24 @@ static inline uintptr_t callsite_salted(uintptr_t address)
  * addresses is stale from now on. Does not allocate. */
 void callsite_after_dlclose(void);
 
-/* The per-thread cache of call origins whose site is known, filled by
- * callsite_capture: a slot per (return address, depth), read without a lock.
- * The origin is matched exactly, so a hit needs no other check: only a usable
- * origin (on this thread's stack, from the program's code) is ever cached. */
-#define CALLSITE_RECENT 256
-/* The site of a slot whose origin is known to be ambiguous (callsite.c). */
-#define CALLSITE_RECENT_AMBIGUOUS (UINT32_MAX - 1)
+/* The per-thread cache of call origins, filled by callsite_capture: a slot per
+ * (return address, depth), read without a lock, holding the last stack seen
+ * from there: its site, and its return addresses past the first with where
+ * they lie, as offsets from the origin's frame (the same depth puts the frame
+ * at the same address). Only a usable origin (on this thread's stack, from the
+ * program's code) is ever cached, so every word checked lies between the frame
+ * and the stack's top, mapped. A configured depth above CALLSITE_VERIFIED + 1
+ * is never cached: every call is walked. */
+#define CALLSITE_RECENT	  256
+#define CALLSITE_VERIFIED 7
 struct callsite_recent {
 	uintptr_t return_address; /* salted (callsite_salted); 0: empty */
 	uint32_t depth;		  /* of the origin's frame below the stack base */
 	uint32_t site;
-	void *cookie;  /* the caller's, for the site (callsite_capture) */
-	uint32_t uses; /* of an ambiguous origin, while it stays cached */
+	void *cookie;	 /* the caller's, for the site (callsite_capture) */
+	uint32_t frames; /* return addresses checked past the first */
+	uint32_t at[CALLSITE_VERIFIED];
+	uintptr_t expect[CALLSITE_VERIFIED];
 };
 extern __thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
     __attribute__((tls_model("initial-exec")));
@@ -90,39 +102,23 @@ static inline struct callsite_recent *callsite_recent_slot(uintptr_t return_addr
 }
 
 /* The site of a call from this origin (the exported function's return address,
- * never 0, and frame) if this thread's cache knows it, with the cookie as
- * callsite_capture gives it; else CALLSITE_UNKNOWN, and only callsite_capture
- * can tell. Does not allocate, takes no lock. */
-static inline uint32_t callsite_cached(uintptr_t return_address, uintptr_t frame, void ***cookie)
+ * never 0, and frame) if this thread's cache holds the stack it came by, with
+ * the cookie as callsite_capture gives it; else CALLSITE_UNKNOWN, and only
+ * callsite_walked or callsite_capture can tell. It reads the caller's frames,
+ * which AddressSanitizer would not expect. Does not allocate, takes no lock. */
+__attribute__((no_sanitize("address"))) static inline uint32_t
+callsite_cached(uintptr_t return_address, uintptr_t frame, void ***cookie)
 {
 	uint64_t depth = callsite_stack_base - frame;
-	struct callsite_recent *recent = callsite_recent_slot(return_address, depth);
+	const struct callsite_recent *recent = callsite_recent_slot(return_address, depth);
 
-	if (recent->return_address != callsite_salted(return_address) || recent->depth != depth ||
-	    recent->site == CALLSITE_RECENT_AMBIGUOUS)
+	if (recent->return_address != callsite_salted(return_address) || recent->depth != depth)
 		return CALLSITE_UNKNOWN;
-	*cookie = &recent->cookie;
+	for (uint32_t k = 0; k < recent->frames; k++)
+		if (*(const uintptr_t *)(frame + recent->at[k]) != recent->expect[k])
+			return CALLSITE_UNKNOWN;
+	*cookie = (void **)&recent->cookie;
 	return recent->site;
-}
-
-/* The key of a call origin in the process-wide cache of sites, or 0 if it has
- * none (no usable origin: on another stack, in memplan itself). It only has to
- * tell origins apart within this process (it is never written to a plan), so it
- * is a multiply-xorshift mix rather than a hash function; the thread's name
- * keeps threads apart. Two origins that still share a key are caught like any
- * ambiguous key: their first uses unwind to different sites. */
-static inline uint64_t callsite_origin_key(uintptr_t return_address, uintptr_t frame)
-{
-	uintptr_t base = callsite_stack_base;
-	uint64_t h;
-
-	if (!return_address || !base || base - frame >= CALLSITE_STACK_DEPTH_MAX ||
-	    (return_address >= callsite_own_start && return_address < callsite_own_end))
-		return 0;
-	h = (return_address ^ thread_lineage * UINT64_C(0x9e3779b97f4a7c15)) *
-		UINT64_C(0xff51afd7ed558ccd) ^
-	    (base - frame) * UINT64_C(0xc4ceb9fe1a85ec53);
-	return (h ^ h >> 32) | 1;
 }
 
 /* Sets callsite_stack_low and callsite_stack_top for the calling thread. glibc
@@ -156,12 +152,13 @@ struct callsite_interner {
  * Call once, with the guard set, before any capture. */
 int callsite_init(unsigned depth, const struct callsite_interner *interner);
 
-/* callsite_cached for an origin known to be ambiguous (a wrapper's call of
- * malloc, reached from many places at one depth): the site of the stack walked
- * from it on learned frame sizes, if this thread's cache of walked stacks knows
- * it. Else CALLSITE_UNKNOWN, and only callsite_capture can tell (it also makes
- * the walks' periodic checks against libunwind, and learns). Does not allocate,
- * takes no lock. */
+/* callsite_cached for a call that came another way than the origin's cached
+ * stack (a wrapper's call of malloc, reached from many places at one depth):
+ * the site of the stack walked from it on learned frame sizes, if this
+ * thread's cache of walked stacks knows it; the origin's slot then holds that
+ * stack. Else CALLSITE_UNKNOWN, and only callsite_capture can tell (it also
+ * makes the walks' periodic checks against libunwind, and learns). Does not
+ * allocate, takes no lock. */
 uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cookie);
 
 /* The site of the caller's allocation, as the interner named it. Thread-safe.

@@ -95,7 +95,7 @@ static const struct frame_slot *find(const struct frame_table *t, uint64_t ip)
 
 /* It reads other functions' frames, which AddressSanitizer would not expect. */
 __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base,
-						       void **ips, int max)
+						       void **ips, uintptr_t *at, int max)
 {
 	const struct frame_table *t = atomic_load_explicit(&table, memory_order_acquire);
 
@@ -105,6 +105,7 @@ __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t s
 	if (*(const uintptr_t *)(sp - sizeof(uintptr_t)) != ra)
 		return FRAME_WALK_NEVER;
 	for (int n = 0;;) {
+		at[n] = sp - sizeof(uintptr_t);
 		ips[n++] = (void *)ra;
 		if (n == max)
 			return n;

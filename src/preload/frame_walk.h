@@ -38,10 +38,12 @@
 int frame_walk_init(void);
 
 /* The return addresses of up to max frames, from the one that returns to ra with
- * stack pointer sp (the caller's, once ra is returned to), into ips. base is the
- * top of the thread's stack. Returns how many (fewer than max only at the
- * outermost frame), or FRAME_WALK_LEARNING or FRAME_WALK_NEVER. Lock-free. */
-int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base, void **ips, int max);
+ * stack pointer sp (the caller's, once ra is returned to), into ips, and where
+ * each lies on the stack into at (the word just below its caller's stack
+ * pointer). base is the top of the thread's stack. Returns how many (fewer than
+ * max only at the outermost frame), or FRAME_WALK_LEARNING or
+ * FRAME_WALK_NEVER. Lock-free. */
+int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base, void **ips, uintptr_t *at, int max);
 
 /* Unwinds the calling thread with libunwind, as unw_backtrace does: skips the
  * frames whose return addresses lie in [skip_start, skip_end) before the first

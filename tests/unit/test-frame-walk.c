@@ -42,7 +42,7 @@ static FRAME void capture(void)
 	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0) + 2 * sizeof(uintptr_t);
 	void *ips[64], *walk[64];
-	uintptr_t sps[64];
+	uintptr_t sps[64], at[64];
 	bool outermost;
 	int n = frame_walk_unwind(0, 0, ips, sps, 64, &outermost), k = 0;
 
@@ -51,10 +51,14 @@ static FRAME void capture(void)
 	/* The shim's frame is where the walk starts: libunwind must agree. */
 	CHECK(k < n && sps[k] == sp);
 	int want = n - k;
-	int w = frame_walk(ra, sp, stack_top, walk, want);
+	int w = frame_walk(ra, sp, stack_top, walk, at, want);
 	captures++;
 	if (w >= 0) {
 		bool same = w == want && memcmp(walk, ips + k, (size_t)w * sizeof(void *)) == 0;
+		/* Each return address lies just below its caller's stack pointer. */
+		for (int j = 0; same && j < w; j++)
+			CHECK(at[j] == sps[k + j] - sizeof(uintptr_t) &&
+			      *(const uintptr_t *)at[j] == (uintptr_t)walk[j]);
 		CHECK(same || lenient);
 		walked += same;
 	} else {
