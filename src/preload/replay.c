@@ -423,11 +423,15 @@ int replay_start(void)
  * with atomic loads and keeps the copy only if seq was even and unchanged
  * meanwhile.
  *
- * A window holds one block, or WINDOW_WIDE_BLOCKS for a site of at least
- * WINDOW_WIDE_ENTRIES entries: each refill costs two system calls (fstat, pread),
- * which with what goes around them took 6.6% of a small-object churn's replay at
- * one block per refill, and 3.5% at four (perf). Wide windows take 8 KiB each; a
- * site of that many entries takes well over 100 KiB of plan file. */
+ * A window holds WINDOW_ENTRIES entries of a block, or WINDOW_WIDE_BLOCKS whole
+ * blocks for a site of at least WINDOW_WIDE_ENTRIES entries: each refill costs
+ * two system calls (fstat, pread), which with what goes around them took 6.6%
+ * of a small-object churn's replay at one block per refill, and 3.5% at four
+ * (perf). Wide windows take 8 KiB each; a site of that many entries takes well
+ * over 100 KiB of plan file. Other sites are many and most use few of their
+ * entries at a time: windows of a whole block (2 KiB) took 265 KiB of a jq
+ * replay's 4.3 MiB resident set. */
+#define WINDOW_ENTRIES	    32u
 #define WINDOW_WIDE_BLOCKS  4u
 #define WINDOW_WIDE_ENTRIES (64u * PLAN_BLOCK_ENTRIES)
 
@@ -450,7 +454,7 @@ struct entry_window {
 	_Atomic uint64_t seq;		  /* odd while a refill rewrites the window */
 	_Atomic uint64_t first;		  /* occurrence number of slots[0] */
 	_Atomic uint64_t count;		  /* slots filled */
-	uint64_t capacity; /* entries: a block's or WINDOW_WIDE_BLOCKS', or the site's */
+	uint64_t capacity; /* entries: WINDOW_ENTRIES, WINDOW_WIDE_BLOCKS', or the site's */
 	/* Its next chunk opens at gate_at (UINT32_MAX: none is left),
 	 * gates[0..gate_count) being its chunks. */
 	_Atomic uint32_t gate_at;
@@ -561,8 +565,8 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 	if (!w) {
 		uint64_t capacity = s->entries >= WINDOW_WIDE_ENTRIES
 					? WINDOW_WIDE_BLOCKS * PLAN_BLOCK_ENTRIES
-				    : s->entries < PLAN_BLOCK_ENTRIES ? s->entries
-								      : PLAN_BLOCK_ENTRIES;
+				    : s->entries < WINDOW_ENTRIES ? s->entries
+								  : WINDOW_ENTRIES;
 		size_t bytes = (sizeof(*w) + capacity * sizeof(w->slots[0]) + 63) / 64 * 64;
 		w = __libc_memalign(64, bytes);
 		if (w) {
@@ -654,20 +658,27 @@ static int plan_descriptor(void)
  * descriptor was closed and the file is gone or was replaced: plan_descriptor). */
 static bool window_refill(struct entry_window *w, uint64_t k)
 {
+	static struct entry_codec_place block_places[PLAN_BLOCK_ENTRIES]; /* windows_lock */
 	const uint32_t site = w->site;
 	const uint64_t seq = atomic_load_explicit(&w->seq, memory_order_relaxed);
-	/* The blocks from the one that holds k, as many as the window takes. */
+	/* The blocks from the one that holds k, as many as the window takes (one,
+	 * for a window smaller than a block). */
 	const uint64_t site_blocks = plan_site_blocks(w->entries), kb = k / PLAN_BLOCK_ENTRIES;
-	uint64_t blocks = (w->capacity + PLAN_BLOCK_ENTRIES - 1) / PLAN_BLOCK_ENTRIES;
+	const bool part = w->capacity < PLAN_BLOCK_ENTRIES;
+	uint64_t blocks = part ? 1 : w->capacity / PLAN_BLOCK_ENTRIES;
 	if (blocks > site_blocks - kb)
 		blocks = site_blocks - kb;
 	const uint64_t *offsets = block_offsets + site_first_block[site] + kb;
 	const uint64_t at = offsets[0], bytes = offsets[blocks] - at;
 	uint64_t n = w->entries - kb * PLAN_BLOCK_ENTRIES;
-
-	k = kb * PLAN_BLOCK_ENTRIES;
 	if (n > blocks * PLAN_BLOCK_ENTRIES)
 		n = blocks * PLAN_BLOCK_ENTRIES;
+	/* A part window holds the capacity's worth of the block that k's falls in. */
+	uint64_t first = kb * PLAN_BLOCK_ENTRIES, skip = 0;
+	if (part) {
+		skip = (k - first) / w->capacity * w->capacity;
+		first += skip;
+	}
 	/* The validated plan's blocks are at most this long; longer ones are not ours. */
 	bool ok = bytes <= sizeof(staging_bytes) &&
 		  pread(plan_descriptor(), staging_bytes, bytes,
@@ -681,9 +692,22 @@ static bool window_refill(struct entry_window *w, uint64_t k)
 		ok = entry_codec_decode_places(
 			 staging_bytes + (offsets[b] - at), offsets[b + 1] - offsets[b],
 			 (uint32_t)(in < PLAN_BLOCK_ENTRIES ? in : PLAN_BLOCK_ENTRIES),
-			 w->slots + b * PLAN_BLOCK_ENTRIES) == 0;
+			 part ? block_places : w->slots + b * PLAN_BLOCK_ENTRIES) == 0;
 	}
-	atomic_store_explicit(&w->first, k, memory_order_relaxed);
+	if (part) {
+		n = n - skip < w->capacity ? n - skip : w->capacity;
+		for (uint64_t i = 0; ok && i < n; i++) {
+			atomic_store_explicit(&w->slots[i].offset_bytes,
+					      atomic_load_explicit(&block_places[skip + i].offset_bytes,
+								   memory_order_relaxed),
+					      memory_order_relaxed);
+			atomic_store_explicit(&w->slots[i].size_bytes,
+					      atomic_load_explicit(&block_places[skip + i].size_bytes,
+								   memory_order_relaxed),
+					      memory_order_relaxed);
+		}
+	}
+	atomic_store_explicit(&w->first, first, memory_order_relaxed);
 	atomic_store_explicit(&w->count, ok ? n : 0, memory_order_relaxed);
 	atomic_store_explicit(&w->seq, seq + 2, memory_order_release);
 	return ok;
