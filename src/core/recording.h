@@ -92,7 +92,7 @@
 #define RECORDING_TAIL_MAX 1024u
 /* Pools (slot sizes) of one site, and chunks of slots, at most. */
 #define RECORDING_POOLS_MAX  24u
-#define RECORDING_CHUNKS_MAX 256u
+#define RECORDING_CHUNKS_MAX 1024u
 
 /* An entry whose block has ended, in its site's log (no alignment: see aligned). */
 struct recording_ended {
