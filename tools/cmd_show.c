@@ -1,9 +1,11 @@
-/* memplan show [--json | --svg] [--top N|all] PLAN
- * What a plan says: per process image, allocations, call sites, arena size
- * against the lower bound, the requested peak, and the call sites holding the
- * most bytes at the peak, named by their stored symbols (frame_symbols.h).
- * --json prints one object for scripts (keys are a stable contract:
- * allocations, arena_bytes, lower_bound_bytes, sites, and images[] per image). */
+/* memplan show [--json | --svg] [--top N|all] [--all] [--exe NAME] [--bytes] PLAN
+ * What a plan says: first a table of its process images, the one with the
+ * highest requested peak first (show_images.h); then, for the first few, or
+ * all with --all, allocations, call sites, arena size against the lower bound,
+ * the requested peak, and the call sites holding the most bytes at the peak,
+ * named by their stored symbols (frame_symbols.h). --json prints one object
+ * for scripts (keys are a stable contract: allocations, arena_bytes,
+ * lower_bound_bytes, sites, and images[] per image, in the plan's order). */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <inttypes.h>
@@ -20,6 +22,8 @@
 #include "plan_file.h"
 #include "plan_summary.h"
 #include "plan_svg.h"
+#include "show_images.h"
+#include "size_text.h"
 
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
@@ -29,18 +33,40 @@ static int usage(const char *why)
 
 	if (why && *why)
 		fprintf(stderr, "memplan: show: %s\n", why);
-	fprintf(out, "usage: memplan show [--json | --svg] [--top N|all] PLAN\n");
+	fprintf(out, "usage: memplan show [--json | --svg] [--top N|all] [--all] [--exe NAME]\n"
+		     "                    [--bytes] PLAN\n");
 	if (why)
 		return 2;
-	fprintf(out, "Prints what a plan says of each process image: allocations, call sites,\n"
-		     "arena, lower bound, requested peak, and the call sites holding the most\n"
-		     "bytes at the peak, named by the symbols stored in the plan (looked up in\n"
-		     "the binaries for a plan that has none). libc's start-up frames below main\n"
-		     "are left out.\n"
-		     "  --json     one JSON object, for scripts (default: text)\n"
-		     "  --svg      an SVG picture of the image with the biggest arena\n"
-		     "  --top N    call sites listed per image, or all (default 10)\n"
-		     "example: memplan show --top all app.plan\n");
+	fprintf(out,
+		"\n"
+		"Prints what a plan says. First a table of its process images, one line\n"
+		"each, the highest requested peak first: peak, arena, allocations and the\n"
+		"command. Then, for the first %d images, their allocations, call sites,\n"
+		"arena, lower bound (the most bytes live at once: no arena is smaller),\n"
+		"requested peak (the most bytes the program asked for live at once), and\n"
+		"the call sites holding the most bytes at the peak, named by the symbols\n"
+		"stored in the plan (looked up in the binaries for a plan that has none),\n"
+		"libc's start-up frames below main left out.\n"
+		"\n"
+		"options:\n"
+		"  -j, --json        one JSON object, for scripts: every image, in the\n"
+		"                    plan's order, sizes in bytes (default: text)\n"
+		"  -s, --svg         an SVG picture of the image with the biggest arena\n"
+		"                    (default: text)\n"
+		"  -t, --top N       call sites listed per image, or all (default 10)\n"
+		"  -a, --all         every image in the table and in detail (default: the\n"
+		"                    first %d in the table, %d in detail)\n"
+		"  -e, --exe NAME    only the images of executables whose file name or path\n"
+		"                    matches NAME, a shell pattern such as 'python3*';\n"
+		"                    may be given more than once (default: every image)\n"
+		"  -b, --bytes       sizes in bytes (default: KiB, MiB, GiB)\n"
+		"  -h, --help        this help\n"
+		"\n"
+		"examples:\n"
+		"  memplan show app.plan\n"
+		"  memplan show --exe 'python3*' --top all --bytes run.plan\n"
+		"  memplan show --svg app.plan > app.svg\n",
+		SHOW_DETAILED_IMAGES, SHOW_TABLE_ROWS, SHOW_DETAILED_IMAGES);
 	return 0;
 }
 
@@ -71,10 +97,12 @@ static void pool_totals(const struct plan_image *im, uint32_t site, uint64_t *sl
 }
 
 static void print_image_text(FILE *out, struct symbolizer *sym, const struct plan_image *im,
-			     const struct site_summary *sums, uint32_t top, uint64_t peak_bytes)
+			     const struct site_summary *sums, uint32_t top, uint64_t peak_bytes,
+			     bool exact)
 {
 	const struct plan_image_record *r = &im->record;
 	uint64_t slots, pool_bytes;
+	char a[32], b[32];
 
 	fprintf(out, "image: %s (pid %u%s)\n", im->strings + r->exe_path_offset, r->pid,
 		r->flags & PLAN_IMAGE_FORKED ? ", forked without exec" : "");
@@ -87,19 +115,18 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 		plan_summary_figures(im).allocations, r->alloc_calls, r->entry_count,
 		r->folded_count);
 	fprintf(out, "  call sites:   %u (depth %u)\n", r->site_count, r->depth);
-	fprintf(out, "  arena:        %" PRIu64 " bytes\n", r->arena_bytes);
-	fprintf(out,
-		"  lower bound:  %" PRIu64 " bytes (most bytes live at once; arena is %.4fx)\n",
-		r->lower_bound_bytes, ratio(r->arena_bytes, r->lower_bound_bytes));
-	fprintf(out,
-		"  requested peak: %" PRIu64 " bytes (most bytes the program asked for live at "
-		"once)\n",
-		r->requested_peak_bytes);
+	fprintf(out, "  arena:        %s\n", size_text(a, sizeof(a), r->arena_bytes, exact));
+	fprintf(out, "  lower bound:  %s (most bytes live at once; arena is %.4fx)\n",
+		size_text(a, sizeof(a), r->lower_bound_bytes, exact),
+		ratio(r->arena_bytes, r->lower_bound_bytes));
+	fprintf(out, "  requested peak: %s (most bytes the program asked for live at once)\n",
+		size_text(a, sizeof(a), r->requested_peak_bytes, exact));
 	pool_totals(im, UINT32_MAX, &slots, &pool_bytes);
 	fprintf(out,
-		"  steady state: %u pools of %" PRIu64 " slots, %" PRIu64
-		" bytes (%.1f%% of the arena); exact entries in the rest\n",
-		r->pool_count, slots, pool_bytes, 100.0 * ratio(pool_bytes, r->arena_bytes));
+		"  steady state: %u pools of %" PRIu64
+		" slots, %s (%.1f%% of the arena); exact entries in the rest\n",
+		r->pool_count, slots, size_text(a, sizeof(a), pool_bytes, exact),
+		100.0 * ratio(pool_bytes, r->arena_bytes));
 	if (r->flags & PLAN_IMAGE_THREAD_REGIONS)
 		fprintf(out, "  threads:      each in a region of the arena of its own\n");
 	fprintf(out, "  symbols:      %s\n",
@@ -107,9 +134,9 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 				: "none stored; looked up in the binaries now");
 	if (!r->site_count)
 		return;
-	fprintf(out, "  top call sites by bytes live at the peak (%" PRIu64 " requested bytes):\n",
-		peak_bytes);
-	fprintf(out, "    %14s %8s %10s %-14s %s\n", "bytes@peak", "blocks", "allocs", "planned",
+	fprintf(out, "  top call sites by bytes live at the peak (%s requested):\n",
+		size_text(a, sizeof(a), peak_bytes, exact));
+	fprintf(out, "    %12s %8s %10s %-11s %s\n", "at peak", "blocks", "allocs", "planned",
 		"site");
 	for (uint32_t i = 0; i < top && i < r->site_count; i++) {
 		const struct site_summary *s = &sums[i];
@@ -122,15 +149,19 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 			snprintf(kind, sizeof(kind), "tail %u", site->tail_entries);
 		else
 			snprintf(kind, sizeof(kind), "exact");
-		fprintf(out, "    %14" PRIu64 " %8" PRIu64 " %10" PRIu64 " %-14s ",
-			s->bytes_at_peak, s->blocks_at_peak, s->allocations, kind);
+		if (exact)
+			snprintf(b, sizeof(b), "%" PRIu64, s->bytes_at_peak);
+		else
+			size_text(b, sizeof(b), s->bytes_at_peak, false);
+		fprintf(out, "    %12s %8" PRIu64 " %10" PRIu64 " %-11s ", b, s->blocks_at_peak,
+			s->allocations, kind);
 		uint32_t shown = frame_symbols_shown(im, s->site, sym);
 		for (uint32_t f = 0; f < shown; f++) {
 			char name[1024];
 			frame_symbols_format(im, site->first_frame + f, sym, name, sizeof(name));
 			if (f)
-				fprintf(out, "    %14s %8s %10s %-14s     ", "", "", "", "");
-			fprintf(out, "%s\n", name);
+				fprintf(out, "    %12s %8s %10s %-11s   ", "", "", "", "");
+			fprintf(out, "%s%s\n", f ? "<- " : "", name);
 		}
 		if (!shown)
 			fputs(site->frame_count ? "(libc start-up)\n" : "(no frames)\n", out);
@@ -220,70 +251,56 @@ static void print_image_json(FILE *out, struct symbolizer *sym, const struct pla
 	fprintf(out, "]}");
 }
 
-int cmd_show(int argc, char **argv)
+/* The totals of the chosen images. */
+static struct plan_figures total_figures(const void *buf, const uint32_t *order, uint32_t count,
+					 uint64_t *sites)
 {
-	static const struct option options[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"svg", no_argument, NULL, 's'},
-	    {"top", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	bool json = false, svg = false;
-	uint32_t top = 10;
-	char why[256];
-	const void *buf;
-	size_t len;
-	int c, status = 0;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "jst:h", options, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 's':
-			svg = true;
-			break;
-		case 't':
-			if (cli_parse_top(optarg, &top) < 0)
-				return usage("--top takes a whole number, or all");
-			break;
-		case 'h':
-			return usage(NULL);
-		default:
-			return usage("");
-		}
-	}
-	if (optind + 1 != argc)
-		return usage("exactly one PLAN is needed");
-	const char *path = argv[optind];
-	if (plan_file_map(path, &buf, &len, why, sizeof(why)) < 0) {
-		fprintf(stderr, "memplan: %s: %s\n", path, why);
-		return 1;
-	}
-
-	const struct plan_file_header *h = plan_file_header(buf);
-	struct symbolizer *sym = symbolizer_new();
-	if (svg) {
-		status = plan_svg_show(stdout, path, buf, sym);
-		symbolizer_free(sym);
-		plan_file_unmap((void *)buf, len);
-		return status;
-	}
 	struct plan_figures total = {0};
-	uint64_t sites = 0;
-	for (uint32_t i = 0; i < h->image_count; i++) {
+
+	*sites = 0;
+	for (uint32_t i = 0; i < count; i++) {
 		struct plan_image im;
-		plan_file_image(buf, i, &im);
+		plan_file_image(buf, order[i], &im);
 		struct plan_figures f = plan_summary_figures(&im);
 		total.allocations += f.allocations;
 		total.arena_bytes += f.arena_bytes;
 		total.lower_bound_bytes += f.lower_bound_bytes;
 		total.requested_peak_bytes += f.requested_peak_bytes;
-		sites += im.record.site_count;
+		*sites += im.record.site_count;
 	}
-	if (json) {
+	return total;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+struct show_options {
+	bool json, svg, all, exact;
+	uint32_t top;
+	char **patterns;
+	size_t pattern_count;
+};
+
+/* Prints the images in order (count of them; all the plan's images_total)
+ * as text or JSON. Returns the exit status. */
+static int show_images(const char *path, const void *buf, uint32_t *order, uint32_t count,
+		       const struct show_options *o, struct symbolizer *sym)
+{
+	const struct plan_file_header *h = plan_file_header(buf);
+	uint64_t sites;
+	struct plan_figures total = total_figures(buf, order, count, &sites);
+	uint32_t detailed = o->all || o->json || count <= SHOW_DETAILED_IMAGES + 1
+				? count
+				: SHOW_DETAILED_IMAGES;
+	char a[32], b[32], c[32], d[32];
+
+	if (o->json) {
+		/* Scripts index images[] in the plan's order. */
+		qsort(order, count, sizeof(*order), by_index);
 		printf("{\"file\":");
 		json_print_text(stdout, path);
 		printf(",\"format_version\":%u,\"record_id\":%" PRIu64 ",\"allocations\":%" PRIu64
@@ -292,39 +309,136 @@ int cmd_show(int argc, char **argv)
 		       h->version, h->record_id, total.allocations, total.arena_bytes,
 		       total.lower_bound_bytes, total.requested_peak_bytes, sites);
 	} else {
-		printf("plan: %s (%u process image%s; totals: %" PRIu64
-		       " allocations, arena %" PRIu64 " bytes, lower bound %" PRIu64
-		       " bytes, requested peak %" PRIu64 " bytes)\n",
-		       path, h->image_count, h->image_count == 1 ? "" : "s", total.allocations,
-		       total.arena_bytes, total.lower_bound_bytes, total.requested_peak_bytes);
+		printf("plan: %s (%u process image%s", path, count, count == 1 ? "" : "s");
+		if (count != h->image_count)
+			printf(" of %u", h->image_count);
+		printf("; totals: %s allocations, arena %s, lower bound %s, requested peak %s)\n",
+		       count_text(a, sizeof(a), total.allocations),
+		       size_text(b, sizeof(b), total.arena_bytes, o->exact),
+		       size_text(c, sizeof(c), total.lower_bound_bytes, o->exact),
+		       size_text(d, sizeof(d), total.requested_peak_bytes, o->exact));
+		if (count > 1) {
+			putchar('\n');
+			show_images_table(stdout, buf, order, count, o->all, o->exact);
+		}
+		if (detailed < count)
+			printf("\nThe %u highest peaks in detail (--all: every image, --exe NAME: "
+			       "some):\n",
+			       detailed);
 	}
-	for (uint32_t i = 0; i < h->image_count; i++) {
+	for (uint32_t i = 0; i < detailed; i++) {
 		struct plan_image im;
 		struct site_summary *sums;
 		uint64_t t_peak, peak_bytes;
-		plan_file_image(buf, i, &im);
+		plan_file_image(buf, order[i], &im);
 		if (plan_summary_sites(&im, &sums, &t_peak, &peak_bytes) < 0) {
 			fprintf(stderr, "memplan: %s: out of memory\n", path);
-			status = 1;
-			break;
+			return 1;
 		}
-		if (json) {
+		if (o->json) {
 			if (i)
 				putchar(',');
-			print_image_json(stdout, sym, &im, sums, top, t_peak);
+			print_image_json(stdout, sym, &im, sums, o->top, t_peak);
 		} else {
 			putchar('\n');
-			print_image_text(stdout, sym, &im, sums, top, peak_bytes);
+			print_image_text(stdout, sym, &im, sums, o->top, peak_bytes, o->exact);
 		}
 		free(sums);
 	}
-	if (json)
+	if (o->json)
 		printf("]}\n");
-	symbolizer_free(sym);
-	plan_file_unmap((void *)buf, len);
-	if (fflush(stdout) != 0) {
-		fprintf(stderr, "memplan: cannot write the output\n");
+	return 0;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	static const struct option options[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"svg", no_argument, NULL, 's'},
+	    {"top", required_argument, NULL, 't'},
+	    {"all", no_argument, NULL, 'a'},
+	    {"exe", required_argument, NULL, 'e'},
+	    {"bytes", no_argument, NULL, 'b'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	struct show_options o = {.top = 10};
+	char why[256];
+	const void *buf;
+	size_t len;
+	int c, status = 0;
+
+	o.patterns = calloc((size_t)argc + 1, sizeof(*o.patterns));
+	if (!o.patterns) {
+		fprintf(stderr, "memplan: out of memory\n");
 		return 1;
 	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jst:ae:bh", options, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o.json = true;
+			break;
+		case 's':
+			o.svg = true;
+			break;
+		case 't':
+			if (cli_parse_top(optarg, &o.top) < 0)
+				status = usage("--top takes a whole number, or all");
+			break;
+		case 'a':
+			o.all = true;
+			break;
+		case 'e':
+			o.patterns[o.pattern_count++] = optarg;
+			break;
+		case 'b':
+			o.exact = true;
+			break;
+		case 'h':
+			status = usage(NULL);
+			goto out;
+		default:
+			status = usage("");
+		}
+		if (status)
+			goto out;
+	}
+	if (o.json && o.svg)
+		status = usage("--json and --svg exclude each other");
+	else if (optind + 1 != argc)
+		status = usage("exactly one PLAN is needed");
+	if (status)
+		goto out;
+	const char *path = argv[optind];
+	if (plan_file_map(path, &buf, &len, why, sizeof(why)) < 0) {
+		fprintf(stderr, "memplan: %s: %s\n", path, why);
+		status = 1;
+		goto out;
+	}
+
+	uint32_t *order, count;
+	struct symbolizer *sym = symbolizer_new();
+	if (show_images_select(buf, o.patterns, o.pattern_count, &order, &count) < 0) {
+		fprintf(stderr, "memplan: out of memory\n");
+		status = 1;
+	} else if (!count && o.pattern_count) {
+		fprintf(stderr, "memplan: %s: no process image of an executable named %s%s\n", path,
+			o.patterns[0], o.pattern_count > 1 ? " or the other names given" : "");
+		status = 1;
+	} else if (o.svg) {
+		status = plan_svg_show(stdout, path, buf, order, count, sym);
+	} else {
+		status = show_images(path, buf, order, count, &o, sym);
+		if (!status && fflush(stdout) != 0) {
+			fprintf(stderr, "memplan: cannot write the output\n");
+			status = 1;
+		}
+	}
+	free(order);
+	symbolizer_free(sym);
+	plan_file_unmap((void *)buf, len);
+out:
+	free(o.patterns);
 	return status;
 }

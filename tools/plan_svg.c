@@ -463,25 +463,25 @@ err_out:
 	return err;
 }
 
-int plan_svg_show(FILE *out, const char *path, const void *buf, struct symbolizer *sym)
+int plan_svg_show(FILE *out, const char *path, const void *buf, const uint32_t *images,
+		  uint32_t count, struct symbolizer *sym)
 {
-	const struct plan_file_header *h = plan_file_header(buf);
 	struct plan_image im;
 	int err;
 
-	if (!h->image_count) {
+	if (!count) {
 		fprintf(stderr, "memplan: %s: the plan holds no process image\n", path);
 		return 1;
 	}
 	/* The image with the biggest arena: with a shell script or a pyenv shim
 	 * recorded, the first image is often a small launcher. */
-	uint32_t pick = 0;
-	for (uint32_t i = 0; i < h->image_count; i++) {
-		plan_file_image(buf, i, &im);
+	uint32_t pick = images[0];
+	for (uint32_t i = 0; i < count; i++) {
+		plan_file_image(buf, images[i], &im);
 		uint64_t arena = im.record.arena_bytes;
 		plan_file_image(buf, pick, &im);
 		if (arena > im.record.arena_bytes)
-			pick = i;
+			pick = images[i];
 	}
 	plan_file_image(buf, pick, &im);
 	struct plan_entry *entries;

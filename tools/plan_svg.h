@@ -10,6 +10,7 @@
  * size is thus bounded by the grid, not by the plan. */
 #pragma once
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "plan_file.h"
@@ -22,7 +23,9 @@ struct symbolizer;
  * out failed. May allocate. Not thread-safe (the symbolizer is not). */
 int plan_svg_write(FILE *out, const struct plan_image *image, struct symbolizer *sym);
 
-/* For `memplan show --svg`: draws the process image with the biggest arena of a
- * validated plan buffer (loaded from path) to out. Returns the command's exit
- * status: 0, or 1 after one line on stderr naming path. May allocate. */
-int plan_svg_show(FILE *out, const char *path, const void *buf, struct symbolizer *sym);
+/* For `memplan show --svg`: draws the process image with the biggest arena of
+ * the count images given by index, of a validated plan buffer (loaded from
+ * path), to out. Returns the command's exit status: 0, or 1 after one line on
+ * stderr naming path. May allocate. */
+int plan_svg_show(FILE *out, const char *path, const void *buf, const uint32_t *images,
+		  uint32_t count, struct symbolizer *sym);

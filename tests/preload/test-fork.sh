@@ -23,7 +23,7 @@ same_as_plain fork record
 grep -q '^image .*/forker ' "$WORK/digest" || fail "no plan for the forking program"
 grep -Eq '^image .*/(dash|bash|sh) ' "$WORK/digest" || fail "no plan for the exec'ed shell"
 # 20 children allocate and end; the 21st execs the shell at once and has no plan.
-forked=$("$MEMPLAN" show "$WORK/fork.plan" | grep -c '/forker (pid [0-9]*, forked without exec)$' || true)
+forked=$("$MEMPLAN" show --all "$WORK/fork.plan" | grep -c '/forker (pid [0-9]*, forked without exec)$' || true)
 [ "$forked" -eq 20 ] || fail "$forked plans of children forked without exec, not 20"
 for i in 1 2 3; do
   run_replay fork timeout 60 "$PROGRAMS/forker"
@@ -54,7 +54,7 @@ PY
 run_plain pool python3 "$WORK/pool.py"
 run_record pool python3 "$WORK/pool.py"
 same_as_plain pool record
-workers=$("$MEMPLAN" show "$WORK/pool.plan" | grep -c 'python3[.0-9]* (pid [0-9]*, forked without exec)$' || true)
+workers=$("$MEMPLAN" show --all "$WORK/pool.plan" | grep -c 'python3[.0-9]* (pid [0-9]*, forked without exec)$' || true)
 [ "$workers" -eq 2 ] || fail "pool: $workers plans of forked workers, not 2"
 run_replay pool python3 "$WORK/pool.py"
 same_as_plain pool replay

@@ -15,6 +15,8 @@ status 2 "$MEMPLAN" record -o "$WORK/x.plan" --depth many -- true
 status 2 "$MEMPLAN" replay -- true
 status 2 "$MEMPLAN" show
 status 2 "$MEMPLAN" show a b
+status 2 "$MEMPLAN" show --svg --json a.plan
+grep -q "^memplan: show: --json and --svg exclude each other$" "$WORK/err" || fail "show --svg --json: $(cat "$WORK/err")"
 status 2 "$MEMPLAN" plan
 grep -q usage "$WORK/err" || fail "no usage line for a usage error"
 status 0 "$MEMPLAN" --help

@@ -111,7 +111,7 @@ done
 build gone -O2
 record gone
 rm "$WORK/gone/gate_app"
-status 0 "$MEMPLAN" show "$WORK/gone.plan"
+status 0 "$MEMPLAN" show --bytes "$WORK/gone.plan"
 grep -q 'session_buffer (.*gate_app.c:[0-9]*) inlined in session_open (.*gate_app.c:[0-9]*) in gate_app$' \
   "$WORK/out" || fail "show of a plan whose binary is gone: $(cat "$WORK/out")"
 grep -q '^  symbols:      stored in the plan when recorded$' "$WORK/out" || fail "show: symbols not stored"

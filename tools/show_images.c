@@ -1,0 +1,161 @@
+/* Choosing and tabulating a plan's process images, see show_images.h. */
+#define _GNU_SOURCE
+#include "show_images.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image_match.h"
+#include "plan_summary.h"
+#include "size_text.h"
+
+/* The columns: peak and arena as sizes, allocations as a count, then the
+ * command, cut so that a line fits in 80 columns. */
+#define COL_SIZE    10
+#define COL_COUNT   11
+#define COL_COMMAND (80 - 2 - 2 * (COL_SIZE + 1) - (COL_COUNT + 1))
+/* Names counted in the line for the images left out of the table. */
+#define REST_NAMES 3
+
+struct ranked {
+	uint32_t index;
+	uint64_t peak_bytes, arena_bytes;
+};
+
+static int by_peak_desc(const void *pa, const void *pb)
+{
+	const struct ranked *a = pa, *b = pb;
+
+	if (a->peak_bytes != b->peak_bytes)
+		return a->peak_bytes < b->peak_bytes ? 1 : -1;
+	if (a->arena_bytes != b->arena_bytes)
+		return a->arena_bytes < b->arena_bytes ? 1 : -1;
+	return (a->index > b->index) - (a->index < b->index);
+}
+
+static bool matches(const struct plan_image *im, char *const *patterns, size_t count)
+{
+	const char *path = im->strings + im->record.exe_path_offset;
+
+	if (!count)
+		return true;
+	for (size_t i = 0; i < count; i++)
+		if (!fnmatch(patterns[i], image_match_exe_name(im), 0) ||
+		    !fnmatch(patterns[i], path, 0))
+			return true;
+	return false;
+}
+
+int show_images_select(const void *buf, char *const *patterns, size_t pattern_count,
+		       uint32_t **order, uint32_t *count)
+{
+	uint32_t n = plan_file_header(buf)->image_count, kept = 0;
+	struct ranked *ranks = calloc(n ? n : 1, sizeof(*ranks));
+
+	*order = calloc(n ? n : 1, sizeof(**order));
+	if (!ranks || !*order) {
+		free(ranks);
+		free(*order);
+		*order = NULL;
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct plan_image im;
+		plan_file_image(buf, i, &im);
+		if (!matches(&im, patterns, pattern_count))
+			continue;
+		struct plan_figures f = plan_summary_figures(&im);
+		ranks[kept++] = (struct ranked){i, f.requested_peak_bytes, f.arena_bytes};
+	}
+	qsort(ranks, kept, sizeof(*ranks), by_peak_desc);
+	for (uint32_t i = 0; i < kept; i++)
+		(*order)[i] = ranks[i].index;
+	*count = kept;
+	free(ranks);
+	return 0;
+}
+
+/* The command of an image, its executable's file name for argv[0], in out
+ * (cap bytes), cut with "..." where it does not fit. */
+static void command_text(const struct plan_image *im, char *out, size_t cap)
+{
+	const char *first = image_match_next_arg(im, NULL);
+	size_t at = (size_t)snprintf(out, cap, "%s", image_match_exe_name(im));
+
+	for (const char *a = first ? image_match_next_arg(im, first) : NULL; a && at < cap;
+	     a = image_match_next_arg(im, a))
+		at += (size_t)snprintf(out + at, cap - at, " %s", a);
+	if (at >= cap && cap > 4)
+		strcpy(out + cap - 4, "...");
+}
+
+/* The line for the images past the table: how many, and their names, the most
+ * frequent first ("45 more: 30 sh, 10 sed, 5 cat"). */
+static void print_rest(FILE *out, const void *buf, const uint32_t *order, uint32_t from,
+		       uint32_t count)
+{
+	struct name_count {
+		const char *name;
+		uint32_t n;
+	} *names = calloc(count - from, sizeof(*names));
+	size_t distinct = 0;
+
+	fprintf(out, "  ... %u more", count - from);
+	for (uint32_t i = from; names && i < count; i++) {
+		struct plan_image im;
+		plan_file_image(buf, order[i], &im);
+		const char *name = image_match_exe_name(&im);
+		size_t k = 0;
+		while (k < distinct && strcmp(names[k].name, name))
+			k++;
+		if (k == distinct)
+			names[distinct++] = (struct name_count){name, 0};
+		names[k].n++;
+	}
+	/* A few passes for the most frequent: there are at most REST_NAMES. */
+	for (int shown = 0; names && shown < REST_NAMES && distinct; shown++) {
+		size_t best = 0;
+		for (size_t k = 1; k < distinct; k++)
+			if (names[k].n > names[best].n)
+				best = k;
+		if (!names[best].n)
+			break;
+		fprintf(out, "%s %u %s", shown ? "," : ":", names[best].n, names[best].name);
+		names[best].n = 0;
+	}
+	fprintf(out, " (--all lists them)\n");
+	free(names);
+}
+
+void show_images_table(FILE *out, const void *buf, const uint32_t *order, uint32_t count, bool all,
+		       bool exact)
+{
+	uint32_t rows = all || count <= SHOW_TABLE_ROWS + 1 ? count : SHOW_TABLE_ROWS;
+
+	fprintf(out, "  %*s %*s %*s %s\n", COL_SIZE, "peak", COL_SIZE, "arena", COL_COUNT,
+		"allocations", "command");
+	for (uint32_t i = 0; i < rows; i++) {
+		struct plan_image im;
+		char peak[32], arena[32], allocs[32], command[COL_COMMAND + 1];
+		plan_file_image(buf, order[i], &im);
+		struct plan_figures f = plan_summary_figures(&im);
+		bool forked = im.record.flags & PLAN_IMAGE_FORKED;
+		/* " (forked)" takes the place of the command's last characters. */
+		command_text(&im, command, forked ? sizeof(command) - 9 : sizeof(command));
+		if (exact) {
+			snprintf(peak, sizeof(peak), "%" PRIu64, f.requested_peak_bytes);
+			snprintf(arena, sizeof(arena), "%" PRIu64, f.arena_bytes);
+		} else {
+			size_text(peak, sizeof(peak), f.requested_peak_bytes, false);
+			size_text(arena, sizeof(arena), f.arena_bytes, false);
+		}
+		fprintf(out, "  %*s %*s %*s %s%s\n", COL_SIZE, peak, COL_SIZE, arena,
+			COL_COUNT, count_text(allocs, sizeof(allocs), f.allocations), command,
+			forked ? " (forked)" : "");
+	}
+	if (rows < count)
+		print_rest(out, buf, order, rows, count);
+}
