@@ -21,6 +21,7 @@
 #include "plan_summary.h"
 #include "plan_svg.h"
 #include "size_text.h"
+#include "utf8.h"
 
 #define GRID_W	    800
 #define GRID_H	    400
@@ -30,7 +31,11 @@
 #define PLOT_X	    100
 #define PLOT_Y	    56
 #define LEGEND_LINE 17
-#define NAME_CHARS  150 /* per legend line, shared by up to three frames */
+/* Text must fit the picture's width. Characters of DejaVu Sans, the usual
+ * sans-serif, average under 0.6 em; a legend line (10 px) gets 6.2 pixels a
+ * character, the title (14 px bold) 9, so that names of wide letters fit too. */
+#define LEGEND_CHARS ((size_t)((GRID_W + 30 - 18 - 10) / 6.2))
+#define TITLE_CHARS  ((size_t)((GRID_W + 30 - 10) / 9.0) - 16) /* " (pid N)" after it */
 
 static const char *const class_colour[CLASSES] = {
     "#9e9e9e", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd",
@@ -83,36 +88,47 @@ static void add_rect(double *d, int cls, const struct span *x, const struct span
 	*diff_at(d, cls, y->to + 1, x->to + 1) += v;
 }
 
-/* Writes s escaped for XML text, cut after max_chars with an ellipsis. Bytes outside
- * printable ASCII become '?': a path or symbol is not guaranteed to be valid UTF-8,
- * and one bad byte would make the whole document unreadable. */
+/* Writes s escaped for XML text, cut after max_chars characters with an
+ * ellipsis. A byte that is not valid UTF-8, or a control character, becomes
+ * '?': a path or symbol is not guaranteed to be valid UTF-8, and one bad byte
+ * would make the whole document unreadable. */
 static void xml_text(FILE *out, const char *s, size_t max_chars)
 {
-	size_t n = 0;
-	for (; *s && n < max_chars; s++, n++) {
+	size_t left = strlen(s), n;
+
+	for (size_t chars = 0; left && chars < max_chars; chars++, s += n, left -= n) {
 		unsigned char c = (unsigned char)*s;
-		switch (c) {
-		case '<':
+		n = utf8_sequence_length(s, left);
+		if (c == '<')
 			fputs("&lt;", out);
-			break;
-		case '>':
+		else if (c == '>')
 			fputs("&gt;", out);
-			break;
-		case '&':
+		else if (c == '&')
 			fputs("&amp;", out);
-			break;
-		case '"':
+		else if (c == '"')
 			fputs("&quot;", out);
-			break;
-		default:
-			fputc(c < 0x20 || c > 0x7e ? '?' : c, out);
-		}
+		else if (!n || c < 0x20 || c == 0x7f)
+			fputc('?', out);
+		else
+			fwrite(s, 1, n, out);
+		if (!n)
+			n = 1;
 	}
-	if (*s)
+	if (left)
 		fputs("…", out);
 }
 
-/* A size in binary units; offsets on the axis are not whole bytes. */
+/* The characters of s as xml_text counts them. */
+static size_t text_chars(const char *s)
+{
+	size_t left = strlen(s), chars = 0, n;
+
+	for (; left; chars++, s += n, left -= n)
+		if (!(n = utf8_sequence_length(s, left)))
+			n = 1;
+	return chars;
+}
+
 static void format_bytes(char *buf, size_t cap, double bytes)
 {
 	size_text(buf, cap, (uint64_t)llround(bytes), false);
@@ -135,11 +151,83 @@ static double nice_step(double range, int n)
 	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
 }
 
-/* Frame k of site's, as frame_symbols_format names it. */
-static void frame_name(struct symbolizer *sym, const struct plan_image *im, uint32_t site,
-		       uint32_t k, char *buf, size_t cap)
+/* A call site in the legend: the functions it was called through, innermost
+ * first, inlined ones included (an inline chain is a call chain too), by
+ * their names alone; a frame without symbols by module+offset. At most the
+ * first two and the outermost are kept, since the first frames are often a
+ * shared wrapper (xmalloc, sqlite3Malloc) and only the outer ones tell the
+ * sites apart. */
+struct legend_chain {
+	char names[3][512];
+	unsigned count; /* names kept */
+	bool elided;	/* functions left out between the second and the last */
+};
+
+static void chain_add(struct legend_chain *c, const char *name)
 {
-	frame_symbols_format(im, im->sites[site].first_frame + k, sym, buf, cap);
+	/* A function inlined into a copy of itself, or a frame of it calling
+	 * itself, says nothing new. */
+	if (c->count && !strcmp(c->names[c->count - 1], name))
+		return;
+	if (c->count < 3) {
+		snprintf(c->names[c->count++], sizeof(c->names[0]), "%s", name);
+		return;
+	}
+	c->elided = true; /* the third so far was not the last */
+	snprintf(c->names[2], sizeof(c->names[2]), "%s", name);
+}
+
+static void legend_chain(struct symbolizer *sym, const struct plan_image *im, uint32_t site,
+			 uint32_t frames, struct legend_chain *c)
+{
+	c->count = 0;
+	c->elided = false;
+	for (uint32_t k = 0; k < frames; k++) {
+		struct frame_symbol symbols[FRAME_SYMBOLS_MAX];
+		uint32_t f = im->sites[site].first_frame + k;
+		unsigned n = frame_symbols_get(im, f, sym, symbols, FRAME_SYMBOLS_MAX);
+		unsigned named = 0;
+		for (unsigned i = 0; i < n; i++)
+			if (symbols[i].function) {
+				chain_add(c, symbols[i].function);
+				named++;
+			}
+		if (!named) {
+			char name[512];
+			frame_symbols_format(im, f, sym, name, sizeof(name));
+			chain_add(c, name);
+		}
+	}
+}
+
+/* Writes the chain, its names cut so that it takes at most budget characters:
+ * each gets an equal share, and what a short name leaves goes to the others. */
+static void write_chain(FILE *out, const struct legend_chain *c, size_t budget)
+{
+	size_t arrows = (c->count - 1) * 3 + (c->elided ? 4 : 0); /* " ← ", "… ← " */
+	size_t chars[3], left = budget > arrows ? budget - arrows : 0;
+	bool whole[3] = {false, false, false};
+	unsigned open = c->count;
+
+	for (unsigned i = 0; i < c->count; i++)
+		chars[i] = text_chars(c->names[i]);
+	for (bool changed = true; changed && open;) {
+		changed = false;
+		for (unsigned i = 0; i < c->count; i++)
+			if (!whole[i] && chars[i] <= left / open) {
+				whole[i] = true;
+				left -= chars[i];
+				open--;
+				changed = true;
+			}
+	}
+	for (unsigned i = 0; i < c->count; i++) {
+		if (i)
+			fputs(c->elided && i == 2 ? " ← … ← " : " ← ", out);
+		/* The ellipsis xml_text adds to a cut name takes a character of its share. */
+		size_t share = open ? left / open : 0;
+		xml_text(out, c->names[i], whole[i] ? chars[i] : share > 1 ? share - 1 : 1);
+	}
 }
 
 static void emit_rect(FILE *out, int x, int y, int width, int height, int code)
@@ -371,7 +459,7 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 			    (uint8_t)(1 + best_class * SHADES + shade - 1);
 		}
 
-	unsigned legend_lines = top + 2;
+	unsigned legend_lines = top + 3; /* the sites, the others, two lines of notes */
 	int width = PLOT_X + GRID_W + 30;
 	int height = PLOT_Y + GRID_H + 56 + (int)legend_lines * LEGEND_LINE + 10;
 	char a[32], b[32];
@@ -390,7 +478,7 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 
 	fprintf(out, "<text x=\"%d\" y=\"20\" font-size=\"14\" font-weight=\"bold\">plan of ",
 		PLOT_X);
-	xml_text(out, im->strings + r->exe_path_offset, NAME_CHARS);
+	xml_text(out, im->strings + r->exe_path_offset, TITLE_CHARS);
 	format_bytes(a, sizeof(a), (double)r->arena_bytes);
 	format_bytes(b, sizeof(b), (double)r->lower_bound_bytes);
 	fprintf(out,
@@ -425,33 +513,27 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 		}
 		const struct site_summary *s = &sums[i];
 		const struct plan_site *site = &im->sites[s->site];
-		char name[512];
+		char prefix[96];
 		format_bytes(a, sizeof(a), (double)s->bytes_at_peak);
-		fprintf(out, "%s at peak, %" PRIu64 " allocs: ", a, s->allocations);
+		snprintf(prefix, sizeof(prefix), "%s at peak, %" PRIu64 " allocs: ", a,
+			 s->allocations);
+		fputs(prefix, out);
 		uint32_t shown = frame_symbols_shown(im, s->site, sym);
 		if (!shown) {
 			fputs(site->frame_count ? "(start-up code)" : "(no frames)", out);
 		} else {
-			frame_name(sym, im, s->site, 0, name, sizeof(name));
-			xml_text(out, name, NAME_CHARS / 3);
-			if (shown > 1) {
-				fputs(" ← ", out);
-				frame_name(sym, im, s->site, 1, name, sizeof(name));
-				xml_text(out, name, NAME_CHARS / 3);
-			}
-			if (shown > 2) {
-				fputs(shown > 3 ? " ← … ← " : " ← ", out);
-				frame_name(sym, im, s->site, shown - 1, name, sizeof(name));
-				xml_text(out, name, NAME_CHARS / 3);
-			}
+			struct legend_chain chain;
+			legend_chain(sym, im, s->site, shown, &chain);
+			write_chain(out, &chain, LEGEND_CHARS - strlen(prefix));
 		}
 		fputs("</text>\n", out);
 	}
 	fprintf(out,
 		"<text x=\"%d\" y=\"%d\" fill=\"#444\">Each cell shows the call site "
-		"covering most of it; its shade, how full it is (a quarter to all). Dashed: "
-		"pool slots of a steady state, held from then on.</text>\n",
-		PLOT_X, ly);
+		"covering most of it; its shade, how full it is (a quarter to all).</text>\n"
+		"<text x=\"%d\" y=\"%d\" fill=\"#444\">Dashed: pool slots of a steady state, "
+		"held from then on.</text>\n",
+		PLOT_X, ly, PLOT_X, ly + LEGEND_LINE);
 	fprintf(out, "</svg>\n");
 	err = ferror(out) ? -EIO : 0;
 

@@ -104,6 +104,59 @@ check(1 <= len(legend) <= 8, "%d legend lines for sites" % len(legend))
 print("ok: %d block rectangles, %d legend lines" % (len(cells), len(legend)))
 EOF
 
+# Readable frames and a legend that fits: a C++ program of long, inlined,
+# templated names. The legend names demangled functions (an inlined one
+# included) and no start-up frame, and every line of it stays inside the
+# picture (by characters here; by pixels below, where chromium renders it).
+command -v g++ >/dev/null || fail "g++ is needed (scripts/install-deps.sh installs it)"
+cat >"$tmp/longnames.cc" <<'CC'
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+namespace storage_engine { namespace page_cache {
+template <typename Key> struct buffer_pool_allocator {
+	static inline char *allocate_page_buffer_for_key(Key k, std::size_t bytes) {
+		char *p = static_cast<char *>(std::malloc(bytes));
+		std::memset(p, (int)k, bytes);
+		return p;
+	}
+};
+__attribute__((noinline)) std::vector<char *> populate_the_page_cache_with_buffers(int pages) {
+	std::vector<char *> v;
+	for (int i = 0; i < pages; i++)
+		v.push_back(buffer_pool_allocator<long>::allocate_page_buffer_for_key(i, 4096 + i));
+	return v;
+}
+}}
+int main() {
+	auto v = storage_engine::page_cache::populate_the_page_cache_with_buffers(300);
+	long s = 0;
+	for (char *p : v) { s += p[0]; std::free(p); }
+	return s == 0 ? 1 : 0;
+}
+CC
+g++ -O2 -g -o "$tmp/longnames" "$tmp/longnames.cc" || fail "g++ failed"
+"$MEMPLAN" record -o "$tmp/cc.plan" -- "$tmp/longnames" || fail "recording the C++ program failed"
+"$MEMPLAN" show --svg "$tmp/cc.plan" >"$tmp/cc.svg" || fail "show --svg of the C++ plan failed"
+python3 - "$tmp/cc.svg" <<'EOF' || fail "the C++ plan's legend"
+import sys
+import xml.etree.ElementTree as ET
+NS = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+width = float(root.get("width"))
+legend = ["".join(t.itertext()) for t in root.iter(NS + "text") if " at peak, " in "".join(t.itertext())]
+top = legend[0]
+assert "storage_engine::page_cache::" in top and top.endswith(" ← main"), top
+assert not any("_Z" in l or "__libc_start" in l or "_start" in l.split() for l in legend), legend
+for t in root.iter(NS + "text"):
+    size = float(t.get("font-size") or root.get("font-size"))
+    text = "".join(t.itertext())
+    if t.get("text-anchor") in (None, "start") and "transform" not in t.attrib:
+        # 0.62 em a character: wider than DejaVu Sans's average
+        assert float(t.get("x")) + len(text) * 0.62 * size <= width, (len(text), text)
+print("legend:", top)
+EOF
+
 # Scale: a plan of a million blocks must not give a million rectangles, nor take
 # long. Record a program that makes about a million short-lived allocations.
 # CPython serves objects of 512 bytes or less itself, so make them larger. Run the
@@ -138,6 +191,29 @@ HOME="$tmp" timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu 
 	--screenshot="$tmp/shot.png" "file://$tmp/small.svg" >"$tmp/chromium.log" 2>&1 ||
 	{ cat "$tmp/chromium.log" >&2; fail "chromium could not render the SVG"; }
 [ -s "$tmp/shot.png" ] || fail "chromium wrote no screenshot"
+# Every text of the C++ plan's picture, as chromium lays it out, lies inside it.
+python3 - "$tmp/cc.svg" >"$tmp/measure.html" <<'EOF'
+import sys
+svg = open(sys.argv[1]).read()
+print("""<!DOCTYPE html><html><body style="margin:0">%s<pre id="result"></pre><script>
+const svg = document.querySelector("svg"), box = svg.getBoundingClientRect();
+let worst = 0, what = "";
+for (const t of svg.querySelectorAll("text")) {
+  const b = t.getBoundingClientRect();
+  if (b.right - box.left > worst) { worst = b.right - box.left; what = t.textContent; }
+  if (b.left < box.left) { worst = 1e9; what = t.textContent; }
+}
+document.getElementById("result").textContent =
+  "RIGHT " + worst.toFixed(1) + " WIDTH " + svg.getAttribute("width") + " TEXT " + what;
+</script></body></html>""" % svg[svg.index("<svg"):])
+EOF
+HOME="$tmp" timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu \
+	--user-data-dir="$tmp/profile" --dump-dom "file://$tmp/measure.html" >"$tmp/measured.html" \
+	2>"$tmp/chromium.log" || { cat "$tmp/chromium.log" >&2; fail "chromium could not lay the SVG out"; }
+measured=$(grep -o 'RIGHT [0-9.]* WIDTH [0-9.]* TEXT [^<]*' "$tmp/measured.html") ||
+	fail "chromium measured nothing"
+echo "$measured" | awk '{ exit !($2 <= $4) }' || fail "a text is cut at the right edge: $measured"
+echo "chromium: $measured"
 
 # Decodes the PNG (8-bit, no palette) with zlib alone and counts distinct colours.
 python3 - "$tmp/shot.png" <<'EOF' || fail "the screenshot looks empty"
