@@ -37,13 +37,24 @@ static int usage(const char *why)
 	if (why)
 		return 2;
 	fprintf(out,
-		"Runs CMD with every allocation of each of its process images recorded, and\n"
-		"writes their plans to PLAN; once CMD has ended, stores the symbols of the\n"
-		"plan's call sites in it. Exits with CMD's status.\n"
-		"  -o, --output PLAN     the plan file (required)\n"
-		"  --depth N             frames per call site, 1 to 64 (default %d)\n"
-		"  --plan-seconds S      planning time per process image (default 0.25)\n"
-		"example: memplan record -o app.plan -- ./app --test-input in.txt\n",
+		"\n"
+		"Runs CMD with every allocation of each of its process images recorded (each\n"
+		"program CMD runs, children of a shell script, make or gcc included, is an\n"
+		"image of its own), and writes their plans to PLAN; once CMD has ended,\n"
+		"stores the symbols of the plan's call sites in it, so that it stays\n"
+		"readable after the binaries change. CMD's output is left untouched.\n"
+		"Exits with CMD's status.\n"
+		"\n"
+		"options:\n"
+		"  -o, --output PLAN      the plan file to write (required); a plan already\n"
+		"                         there is replaced\n"
+		"  -d, --depth N          frames per call site, 1 to 64 (default %d)\n"
+		"  -s, --plan-seconds S   planning time per process image, in seconds, from\n"
+		"                         0 to 3600 (default 0.25)\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"example:\n"
+		"  memplan record -o app.plan -- ./app --test-input in.txt\n",
 		MEMPLAN_DEFAULT_DEPTH);
 	return 0;
 }
