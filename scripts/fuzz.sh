@@ -10,10 +10,14 @@ out=build-fuzz
 mkdir -p "$out/corpus"
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -Isrc/core -o "$out/fuzz-plan-file" tests/fuzz/fuzz-plan-file.c \
-  src/core/plan_file.c src/core/entry_codec.c src/core/plan_summary.c src/core/atomic_file.c
+  src/core/plan_file.c src/core/entry_codec.c src/core/plan_summary.c src/core/atomic_file.c \
+  src/core/file_io.c
 for prog in "sort --version" "true"; do
   name=${prog%% *}
   build/tools/memplan record -o "$out/corpus/$name.plan" -- $prog >/dev/null
 done
+# A plan with pools and chunks (a loop's steady state), small enough to mutate.
+HEAP_BUGS_CLEAN=1 build/tools/memplan record -o "$out/corpus/pools.plan" -- \
+  build/tests/faults/heap_bugs clean >/dev/null
 "$out/fuzz-plan-file" -max_total_time="$seconds" -max_len=65536 -artifact_prefix="$out/" \
   "$out/corpus" 2>&1 | tail -3
