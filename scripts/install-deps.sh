@@ -13,6 +13,7 @@ packages=(
   time            # /usr/bin/time: peak RSS in the demo
   clang           # libFuzzer, for scripts/fuzz.sh
   chromium        # renders `memplan show --svg` output in its test
+  procps util-linux  # pgrep, flock, mount, setsid: the fault suite's signals, locks and a full disk
   # Real programs the tests run under record and replay:
   sqlite3 jq perl gzip git python3 binutils make xz-utils nodejs
 )
