@@ -3,13 +3,15 @@
  * 1. One sweep over the blocks sorted by start gives the lower bound and cuts the
  *    timeline wherever nothing is live: each such part is planned on its own from
  *    offset 0, and the arena is the highest part.
- * 2. Every part gets the O(m log m) event-order best fit, and, when its overlapping
- *    pairs are few enough to enumerate quickly (and, under a time limit, soon
- *    enough), greedy by size with best fit and lowest offset first; the smallest
- *    wins. This is all that runs with time_limit_s == 0.
+ * 2. Every part gets event-order best fit and lowest offset first by area, whose
+ *    cost does not grow with the overlapping pairs (planner_lowest.c), then big
+ *    blocks apart and, when the pairs are few enough to enumerate quickly (and,
+ *    under a time limit, soon enough), greedy by size with best fit; the
+ *    smallest wins. This is all that runs with time_limit_s == 0.
  * 3. With time left, parts above the target (the lower bound, or the capacity) are
- *    improved: a fixed set of greedy orders and fits, then an exact branch-and-bound
- *    search (planner_search.c). Candidates are compared by (arena, fixed index), so
+ *    improved: lowest offset first in other orders, the fits that enumerate
+ *    pairs where they fit the budget, then an exact branch-and-bound search
+ *    (planner_search.c). Candidates are compared by (arena, fixed index), so
  *    the answer depends on the time limit only through what finished in time. */
 #define _GNU_SOURCE
 #include "planner.h"
@@ -23,12 +25,15 @@
 #include <unistd.h>
 
 #include "planner_greedy.h"
+#include "planner_lowest.h"
 #include "planner_search.h"
 
-/* Above these many overlapping pairs the quick pass skips the heuristics that
- * enumerate them: about a second of work each on one core. */
-#define QUICK_PAIR_LIMIT	20000000ull
-#define QUICK_LOWEST_PAIR_LIMIT 60000000ull
+/* Above this many overlapping pairs the quick pass skips greedy by size with best
+ * fit, which enumerates them: about a second of work on one core. Heuristics
+ * that enumerate pairs run under a time limit only if P / PAIRS_PER_SECOND
+ * seconds fit before the deadline. */
+#define QUICK_PAIR_LIMIT 20000000ull
+#define PAIRS_PER_SECOND 20000000.0
 
 struct part {
 	size_t first, m;      /* range in the start-sorted index array */
@@ -37,6 +42,7 @@ struct part {
 	uint64_t arena_bytes; /* of off */
 	uint64_t lower_bytes; /* peak load of the part */
 	uint64_t pairs;	      /* overlapping pairs */
+	bool lowest_done;     /* the quick pass ran lowest offset first by area */
 };
 
 struct event {
@@ -191,12 +197,13 @@ out:
 	return ret;
 }
 
-/* The quick pass: event-order best fit, which is O(m log m) whatever the input;
- * then, when the overlapping pairs P are few enough to enumerate in about a
- * second, greedy by size with best fit and lowest offset first by area
- * (O(P log P)). The lowest result wins. With a deadline (not 0), the two
- * heuristics over pairs run only if they are likely to end before it: a few
- * thousand blocks that all live to the end have millions of pairs. */
+/* The quick pass: event-order best fit, then lowest offset first by area (both
+ * O(m log m) whatever the overlap; the second is usually within a fraction of a
+ * percent of the lower bound on recorded traces), then, while the part is above
+ * its lower bound, big blocks apart and, when the overlapping pairs P are few
+ * enough to enumerate in about a second, greedy by size with best fit
+ * (O(P log P)). The lowest result wins. With a deadline (not 0), each stops or is
+ * skipped when it would not end before it. */
 static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order, double deadline_s)
 {
 	uint64_t arena;
@@ -204,33 +211,32 @@ static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order, double
 
 	double scan_start_s = planner_now_s();
 	ret = greedy_linear_scan(p->it, p->m, p->off, &p->arena_bytes);
-	if (ret)
+	if (ret || p->arena_bytes <= p->lower_bytes)
 		return ret;
+	double scan_s = planner_now_s() - scan_start_s;
+	ret = greedy_make_order(p->it, p->m, GREEDY_BY_AREA, order);
+	if (!ret)
+		ret = lowest_first_place(p->it, p->m, order, deadline_s, scratch, &arena);
+	if (ret && ret != -ETIMEDOUT)
+		return ret;
+	if (!ret) {
+		p->lowest_done = true;
+		part_offer(p, scratch, arena);
+	}
 	/* Big blocks apart costs about one more scan: only if that fits the deadline. */
 	if (p->arena_bytes > p->lower_bytes &&
-	    (deadline_s <= 0 || 2 * planner_now_s() - scan_start_s < deadline_s)) {
+	    (deadline_s <= 0 || planner_now_s() + scan_s < deadline_s)) {
 		ret = part_tiers(p, scratch);
 		if (ret)
 			return ret;
 	}
-	if (p->arena_bytes <= p->lower_bytes || p->pairs > QUICK_LOWEST_PAIR_LIMIT)
+	if (p->arena_bytes <= p->lower_bytes || p->pairs > QUICK_PAIR_LIMIT)
 		return 0;
-	if (deadline_s > 0 &&
-	    planner_now_s() + (double)p->pairs / (double)QUICK_PAIR_LIMIT > deadline_s)
+	if (deadline_s > 0 && planner_now_s() + (double)p->pairs / PAIRS_PER_SECOND > deadline_s)
 		return 0;
-	if (p->pairs <= QUICK_PAIR_LIMIT) {
-		ret = greedy_make_order(p->it, p->m, GREEDY_BY_SIZE, order);
-		if (!ret)
-			ret = greedy_place(p->it, p->m, order, GREEDY_BEST_FIT, 0, scratch, &arena);
-		if (ret)
-			return ret;
-		part_offer(p, scratch, arena);
-		if (p->arena_bytes <= p->lower_bytes)
-			return 0;
-	}
-	ret = greedy_make_order(p->it, p->m, GREEDY_BY_AREA, order);
+	ret = greedy_make_order(p->it, p->m, GREEDY_BY_SIZE, order);
 	if (!ret)
-		ret = greedy_lowest_first(p->it, p->m, order, 0, scratch, &arena);
+		ret = greedy_place(p->it, p->m, order, GREEDY_BEST_FIT, 0, scratch, &arena);
 	if (ret)
 		return ret;
 	part_offer(p, scratch, arena);
@@ -239,18 +245,21 @@ static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order, double
 
 /* ---- improvement: fixed greedy variants, run on up to two threads ---- */
 
-/* The candidates, most promising first (the deadline may cut the list short). */
+/* The candidates, most promising first (the deadline may cut the list short):
+ * lowest offset first in every order, whose cost does not grow with the
+ * overlapping pairs, then the fits that enumerate them. The first is the quick
+ * pass's own, skipped when that ran. */
 static const struct {
 	enum greedy_order order;
 	enum greedy_fit fit;
 } variants[] = {
-    {GREEDY_BY_AREA, GREEDY_LOWEST},	    {GREEDY_BY_CONFLICT, GREEDY_LOWEST},
-    {GREEDY_BY_SIZE, GREEDY_BEST_FIT},	    {GREEDY_BY_SIZE, GREEDY_LOWEST},
-    {GREEDY_BY_AREA, GREEDY_BEST_FIT},	    {GREEDY_BY_CONFLICT, GREEDY_BEST_FIT},
-    {GREEDY_BY_LIFETIME, GREEDY_LOWEST},    {GREEDY_BY_LIFETIME, GREEDY_BEST_FIT},
-    {GREEDY_BY_START, GREEDY_BEST_FIT},	    {GREEDY_BY_SIZE, GREEDY_FIRST_FIT},
-    {GREEDY_BY_AREA, GREEDY_FIRST_FIT},	    {GREEDY_BY_CONFLICT, GREEDY_FIRST_FIT},
-    {GREEDY_BY_LIFETIME, GREEDY_FIRST_FIT}, {GREEDY_BY_START, GREEDY_LOWEST},
+    {GREEDY_BY_AREA, GREEDY_LOWEST},	     {GREEDY_BY_CONFLICT, GREEDY_LOWEST},
+    {GREEDY_BY_SIZE, GREEDY_LOWEST},	     {GREEDY_BY_LIFETIME, GREEDY_LOWEST},
+    {GREEDY_BY_START, GREEDY_LOWEST},	     {GREEDY_BY_SIZE, GREEDY_BEST_FIT},
+    {GREEDY_BY_AREA, GREEDY_BEST_FIT},	     {GREEDY_BY_CONFLICT, GREEDY_BEST_FIT},
+    {GREEDY_BY_LIFETIME, GREEDY_BEST_FIT},   {GREEDY_BY_START, GREEDY_BEST_FIT},
+    {GREEDY_BY_SIZE, GREEDY_FIRST_FIT},	     {GREEDY_BY_AREA, GREEDY_FIRST_FIT},
+    {GREEDY_BY_CONFLICT, GREEDY_FIRST_FIT}, {GREEDY_BY_LIFETIME, GREEDY_FIRST_FIT},
 };
 
 #define VARIANT_COUNT (sizeof(variants) / sizeof(variants[0]))
@@ -287,9 +296,14 @@ static void *variant_worker(void *arg)
 
 		if (planner_now_s() > job->deadline_s || atomic_load(job->stop))
 			break;
+		if (v == 0 && p->lowest_done)
+			continue;
+		if (fit != GREEDY_LOWEST &&
+		    planner_now_s() + (double)p->pairs / PAIRS_PER_SECOND > job->deadline_s)
+			continue;
 		ret = greedy_make_order(p->it, p->m, variants[v].order, order);
 		if (!ret && fit == GREEDY_LOWEST)
-			ret = greedy_lowest_first(p->it, p->m, order, job->deadline_s, off, &arena);
+			ret = lowest_first_place(p->it, p->m, order, job->deadline_s, off, &arena);
 		else if (!ret)
 			ret = greedy_place(p->it, p->m, order, fit, job->deadline_s, off, &arena);
 		if (ret == -ETIMEDOUT)

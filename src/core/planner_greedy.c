@@ -498,65 +498,9 @@ err_free:
 
 /* ---- orders ---- */
 
-struct order_ctx {
-	const struct plan_item *it;
-	const uint64_t *key; /* primary key, larger first; NULL for a built-in */
-	enum greedy_order kind;
-};
-
 static uint64_t lifetime(const struct plan_item *x)
 {
 	return x->t_end - x->t_start;
-}
-
-static int cmp_u64_desc(uint64_t a, uint64_t b)
-{
-	return a > b ? -1 : a < b;
-}
-
-static int cmp_order(const void *pa, const void *pb, void *vctx)
-{
-	const struct order_ctx *c = vctx;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	const struct plan_item *x = &c->it[a], *y = &c->it[b];
-	int r = 0;
-
-	switch (c->kind) {
-	case GREEDY_BY_SIZE:
-		r = cmp_u64_desc(x->size_bytes, y->size_bytes);
-		if (!r)
-			r = cmp_u64_desc(lifetime(x), lifetime(y));
-		break;
-	case GREEDY_BY_AREA: {
-		/* Compare size x lifetime without overflow, in long double. */
-		long double ax = (long double)x->size_bytes * lifetime(x);
-		long double ay = (long double)y->size_bytes * lifetime(y);
-		r = ax > ay ? -1 : ax < ay;
-		if (!r)
-			r = cmp_u64_desc(x->size_bytes, y->size_bytes);
-		break;
-	}
-	case GREEDY_BY_LIFETIME:
-		r = cmp_u64_desc(lifetime(x), lifetime(y));
-		if (!r)
-			r = cmp_u64_desc(x->size_bytes, y->size_bytes);
-		break;
-	case GREEDY_BY_START:
-		r = x->t_start < y->t_start ? -1 : x->t_start > y->t_start;
-		if (!r)
-			r = cmp_u64_desc(x->size_bytes, y->size_bytes);
-		break;
-	case GREEDY_BY_CONFLICT:
-		r = cmp_u64_desc(c->key[a], c->key[b]);
-		if (!r)
-			r = cmp_u64_desc(x->size_bytes, y->size_bytes);
-		break;
-	default:
-		break;
-	}
-	if (!r)
-		r = a < b ? -1 : a > b;
-	return r;
 }
 
 static int cmp_u64(const void *pa, const void *pb)
@@ -638,142 +582,65 @@ err_free:
 	return ret;
 }
 
+/* One stable pass of the order's sort: by keys[order[k]] computed by which,
+ * ascending (descending keys are complemented). */
+enum sort_key { KEY_SIZE, KEY_LIFETIME, KEY_START, KEY_AREA_LOW, KEY_AREA_HIGH, KEY_PEAK };
+
+static int sort_pass(const struct plan_item *it, const uint64_t *peak, size_t m, uint32_t *order,
+		     uint64_t *keys, enum sort_key which)
+{
+	for (size_t k = 0; k < m; k++) {
+		const struct plan_item *x = &it[order[k]];
+		unsigned __int128 area = (unsigned __int128)x->size_bytes * lifetime(x);
+		switch (which) {
+		case KEY_SIZE:
+			keys[k] = ~x->size_bytes;
+			break;
+		case KEY_LIFETIME:
+			keys[k] = ~lifetime(x);
+			break;
+		case KEY_START:
+			keys[k] = x->t_start;
+			break;
+		case KEY_AREA_LOW:
+			keys[k] = ~(uint64_t)area;
+			break;
+		case KEY_AREA_HIGH:
+			keys[k] = ~(uint64_t)(area >> 64);
+			break;
+		case KEY_PEAK:
+			keys[k] = ~peak[order[k]];
+			break;
+		}
+	}
+	return radix_sort_pairs(keys, order, m);
+}
+
+/* The orders are stable radix sorts, least significant key first, from the
+ * input order (the last tie-break): qsort's callbacks cost as much as the
+ * heuristics that use the order. */
 int greedy_make_order(const struct plan_item *it, size_t m, enum greedy_order kind, uint32_t *order)
 {
-	struct order_ctx c = {it, NULL, kind};
-	uint64_t *key = NULL;
-	int ret;
+	static const enum sort_key passes[GREEDY_ORDER_COUNT][4] = {
+	    [GREEDY_BY_SIZE] = {KEY_LIFETIME, KEY_SIZE},
+	    [GREEDY_BY_AREA] = {KEY_SIZE, KEY_AREA_LOW, KEY_AREA_HIGH},
+	    [GREEDY_BY_LIFETIME] = {KEY_SIZE, KEY_LIFETIME},
+	    [GREEDY_BY_START] = {KEY_SIZE, KEY_START},
+	    [GREEDY_BY_CONFLICT] = {KEY_SIZE, KEY_PEAK},
+	};
+	static const unsigned npasses[GREEDY_ORDER_COUNT] = {2, 3, 2, 2, 2};
+	uint64_t *keys = malloc(m * sizeof(*keys) + 1), *peak = NULL;
+	int ret = keys ? 0 : -ENOMEM;
 
-	if (kind == GREEDY_BY_CONFLICT) {
-		key = malloc(m * sizeof(*key));
-		if (!key)
-			return -ENOMEM;
-		ret = peak_load_keys(it, m, key);
-		if (ret) {
-			free(key);
-			return ret;
-		}
-		c.key = key;
+	if (!ret && kind == GREEDY_BY_CONFLICT) {
+		peak = malloc(m * sizeof(*peak) + 1);
+		ret = peak ? peak_load_keys(it, m, peak) : -ENOMEM;
 	}
 	for (size_t i = 0; i < m; i++)
 		order[i] = (uint32_t)i;
-	qsort_r(order, m, sizeof(*order), cmp_order, &c);
-	free(key);
-	return 0;
-}
-
-/* ---- lowest offset first ---- */
-
-struct heap_entry {
-	uint64_t key;
-	uint32_t rank, item;
-};
-
-static int heap_less(const struct heap_entry *a, const struct heap_entry *b)
-{
-	return a->key < b->key || (a->key == b->key && a->rank < b->rank);
-}
-
-static void heap_push(struct heap_entry *h, size_t *n, struct heap_entry e)
-{
-	size_t i = (*n)++;
-
-	while (i > 0 && heap_less(&e, &h[(i - 1) / 2])) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = e;
-}
-
-static struct heap_entry heap_pop(struct heap_entry *h, size_t *n)
-{
-	struct heap_entry top = h[0], last = h[--(*n)];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && heap_less(&h[c + 1], &h[c]))
-			c++;
-		if (!heap_less(&h[c], &last))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (*n)
-		h[i] = last;
-	return top;
-}
-
-int greedy_lowest_first(const struct plan_item *it, size_t m, const uint32_t *order,
-			double deadline_s, uint64_t *off, uint64_t *arena_bytes)
-{
-	size_t nheap = 0, heap_cap = 2 * m + 16, placed = 0;
-	uint64_t *minoff = NULL, arena = 0;
-	uint32_t *rank = NULL;
-	struct heap_entry *heap = NULL;
-	struct end_tree tree;
-	int ret;
-
-	ret = end_tree_init(&tree, m);
-	minoff = calloc(m, sizeof(*minoff));
-	rank = malloc(m * sizeof(*rank));
-	heap = malloc(heap_cap * sizeof(*heap));
-	if (ret || !minoff || !rank || !heap) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-	/* Unplaced items have their end in the tree: they are the ones to push up. */
-	for (size_t i = 0; i < m; i++) {
-		rank[order[i]] = (uint32_t)i;
-		end_tree_set(&tree, i, it[i].t_end);
-	}
-	for (size_t i = 0; i < m; i++)
-		heap_push(heap, &nheap, (struct heap_entry){0, rank[i], (uint32_t)i});
-
-	while (nheap) {
-		struct heap_entry e = heap_pop(heap, &nheap);
-		uint32_t b = e.item;
-		if (tree.node[tree.leaves + b] == 0 || e.key != minoff[b])
-			continue; /* placed already, or a stale key */
-		if (deadline_s > 0 && !(++placed & 63) && planner_now_s() > deadline_s) {
-			ret = -ETIMEDOUT;
-			goto err_free;
-		}
-		uint64_t top = sat_add(minoff[b], it[b].size_bytes);
-		off[b] = minoff[b];
-		if (top > arena)
-			arena = top;
-		end_tree_set(&tree, b, 0);
-
-		ret = end_tree_collect(&tree, it, m, it[b].t_start, it[b].t_end);
-		if (ret)
-			goto err_free;
-		for (size_t j = 0; j < tree.nhits; j++) {
-			uint32_t o = tree.hits[j];
-			uint64_t k = align_up(top, it[o].align_bytes);
-			if (minoff[o] >= k)
-				continue;
-			minoff[o] = k;
-			if (nheap == heap_cap) {
-				struct heap_entry *nh = realloc(heap, 2 * heap_cap * sizeof(*nh));
-				if (!nh) {
-					ret = -ENOMEM;
-					goto err_free;
-				}
-				heap = nh;
-				heap_cap *= 2;
-			}
-			heap_push(heap, &nheap, (struct heap_entry){k, rank[o], o});
-		}
-	}
-	*arena_bytes = arena;
-
-err_free:
-	end_tree_free(&tree);
-	free(minoff);
-	free(rank);
-	free(heap);
+	for (unsigned k = 0; !ret && k < npasses[kind]; k++)
+		ret = sort_pass(it, peak, m, order, keys, passes[kind][k]);
+	free(keys);
+	free(peak);
 	return ret;
 }

@@ -37,7 +37,7 @@ enum greedy_order {
 enum greedy_fit {
 	GREEDY_BEST_FIT,  /* smallest gap among the placed blocks that conflict */
 	GREEDY_FIRST_FIT, /* lowest gap */
-	GREEDY_LOWEST,	  /* greedy_lowest_first, the order only breaking ties */
+	GREEDY_LOWEST,	  /* lowest_first_place (planner_lowest.h), the order breaking ties */
 };
 
 /* Places items one by one in the given order (a permutation of 0..m-1), each in a
@@ -50,10 +50,3 @@ int greedy_place(const struct plan_item *it, size_t m, const uint32_t *order, en
 /* Fills order (m entries) for one of the fixed orders. Returns 0 or -ENOMEM. */
 int greedy_make_order(const struct plan_item *it, size_t m, enum greedy_order kind,
 		      uint32_t *order);
-
-/* Lowest offset first: repeatedly places the unplaced item that can go lowest
- * (on top of every placed item it overlaps; ties by position in order), as the
- * first dive of the exact search would. O(m log m + P log m). Returns as
- * greedy_place. May allocate. */
-int greedy_lowest_first(const struct plan_item *it, size_t m, const uint32_t *order,
-			double deadline_s, uint64_t *off, uint64_t *arena_bytes);
