@@ -7,9 +7,10 @@
  * checker (always: a planner bug must never reach the output silently), and writes
  * the rows with an offset column to OUT (atomically) or to stdout. The figures go
  * to stderr. The second form re-plans every image of a recorded plan file with the
- * same engine (recording plans within a small budget) and writes a new plan file,
- * keeping an image's old layout where the new one would not be smaller. An image
- * whose threads had regions of the arena of their own keeps them
+ * same engine within the time limit as a whole (plan_replan.h) and writes a new
+ * plan file, keeping an image's old layout where the new one would not be
+ * smaller, and prints one summary line (and its progress, on a terminal). An
+ * image whose threads had regions of the arena of their own keeps them
  * (plan_builder.h). The default time limit is 10 s: enough for the
  * exact search to settle the small hard instances, short enough to run by hand.
  *
@@ -21,6 +22,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,9 +31,8 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "csv_instance.h"
-#include "plan_builder.h"
 #include "plan_file.h"
-#include "plan_summary.h"
+#include "plan_replan.h"
 #include "planner.h"
 
 #define PLAN_DEFAULT_TIME_LIMIT_S 10.0
@@ -63,10 +64,11 @@ static void plan_usage(FILE *f)
 		"  --csv IN              the instance to plan\n"
 		"  -o, --output OUT      where to write the result (default for --csv:\n"
 		"                        stdout; required for a PLAN)\n"
-		"  --time-limit SECONDS  the planner's budget in seconds (default %.0f); a\n"
-		"                        heuristic that would not fit is skipped, so on a\n"
-		"                        huge trace a short limit can plan worse than 0 =\n"
-		"                        the quick heuristics only, however long they take\n"
+		"  --time-limit SECONDS  the planner's budget in seconds (default %.0f), for\n"
+		"                        all the images of a PLAN together; a heuristic\n"
+		"                        that would not fit is skipped, so on a huge trace\n"
+		"                        a short limit can plan worse than 0 = the quick\n"
+		"                        heuristics only, however long they take\n"
 		"  --capacity BYTES      stop as soon as the arena fits in BYTES (default:\n"
 		"                        none, plan as small as the time allows)\n"
 		"  --threads N           worker threads (default 0: one per CPU)\n"
@@ -90,15 +92,44 @@ static void plan_progress(void *ctx, uint64_t best_bytes, uint64_t lower_bound_b
 	fflush(stderr);
 }
 
-/* Re-plans each image of a plan file; the better of old and new layout is kept. */
+/* On a terminal: which image is being planned, and the best arena so far, on one
+ * line that is rewritten at most ten times a second. */
+struct replan_display {
+	double limit_s, last_s;
+	bool shown;
+};
+
+static void replan_progress(void *ctx, uint32_t image, uint32_t image_count, uint64_t arena_bytes,
+			    uint64_t lower_bound_bytes, double elapsed_s)
+{
+	struct replan_display *d = ctx;
+
+	if (d->shown && elapsed_s - d->last_s < 0.1)
+		return;
+	d->shown = true;
+	d->last_s = elapsed_s;
+	fprintf(stderr, "\r\033[Kmemplan: plan: image %u of %u: arena %" PRIu64 " bytes (x%.4f), %.1f s",
+		image + 1, image_count, arena_bytes,
+		lower_bound_bytes ? (double)arena_bytes / (double)lower_bound_bytes : 1.0, elapsed_s);
+	if (d->limit_s > 0)
+		fprintf(stderr, " of %.0f", d->limit_s);
+	fflush(stderr);
+}
+
+/* Re-plans every image of a plan file within the time limit as a whole; an image
+ * keeps its layout unless the new one is smaller. */
 static int plan_file_main(const struct plan_args *a)
 {
-	struct planner_options opt = {.time_limit_s = a->time_limit_s, .threads = a->threads};
-	struct plan_entry **replanned = NULL, **decoded = NULL;
-	struct plan_chunk **chunks = NULL;
+	struct replan_display display = {.limit_s = a->time_limit_s};
+	struct replan_options opt = {
+	    .budget_s = a->time_limit_s,
+	    .threads = a->threads,
+	    .progress = isatty(STDERR_FILENO) ? replan_progress : NULL,
+	    .progress_ctx = &display,
+	};
+	struct plan_replan replan = {0};
+	struct replan_summary sum;
 	struct plan_image *images = NULL;
-	uint64_t arena_before = 0, arena_after = 0, lower_bound = 0, allocations = 0;
-	unsigned smaller = 0;
 	char why[256];
 	const void *buf;
 	size_t len;
@@ -113,62 +144,45 @@ static int plan_file_main(const struct plan_args *a)
 		fprintf(stderr, "memplan: %s: %s\n", a->plan_path, why);
 		return 1;
 	}
+	r = plan_replan_run(&replan, buf, &opt, &sum, why, sizeof(why));
+	if (display.shown)
+		fputs("\r\033[K", stderr);
+	if (r < 0) {
+		fprintf(stderr, "memplan: %s: %s\n", a->plan_path, why);
+		goto out;
+	}
 	uint32_t n = plan_file_header(buf)->image_count;
 	images = calloc(n ? n : 1, sizeof(*images));
-	replanned = calloc(n ? n : 1, sizeof(*replanned));
-	decoded = calloc(n ? n : 1, sizeof(*decoded));
-	chunks = calloc(n ? n : 1, sizeof(*chunks));
-	if (!images || !replanned || !decoded || !chunks) {
+	if (!images) {
 		fprintf(stderr, "memplan: out of memory\n");
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct plan_image *im = &images[i];
-		plan_file_image(buf, i, im);
-		struct plan_image before = *im; /* entries still encoded: written as they are */
-		if (plan_image_entries(im, &decoded[i]) < 0) {
-			fprintf(stderr, "memplan: out of memory\n");
-			goto out;
-		}
-		im->entries = decoded[i];
-		r = plan_builder_replan(im, &opt, &replanned[i], &chunks[i]);
-		if (r < 0) {
-			fprintf(stderr, "memplan: %s: image %u: cannot re-plan: %s\n", a->plan_path,
-				i, strerror(-r));
-			goto out;
-		}
-		if (im->record.arena_bytes >= before.record.arena_bytes)
-			*im = before;
-		else
-			smaller++;
-		arena_before += before.record.arena_bytes;
-		arena_after += im->record.arena_bytes;
-		lower_bound += im->record.lower_bound_bytes;
-		allocations += plan_summary_figures(im).allocations;
+		plan_file_image(buf, i, &images[i]);
+		plan_replan_apply(&replan, &images[i]);
 	}
-	/* One line for the whole plan: a recording of a shell script has dozens of
-	 * images, and a line each buries the figure that matters. */
-	fprintf(stderr,
-		"memplan: %s: %u process image%s, %" PRIu64 " allocations, arena %" PRIu64
-		" -> %" PRIu64 " bytes (%u image%s smaller), lower bound %" PRIu64 " (x%.4f)\n",
-		a->plan_path, n, n == 1 ? "" : "s", allocations, arena_before, arena_after, smaller,
-		smaller == 1 ? "" : "s", lower_bound,
-		lower_bound ? (double)arena_after / (double)lower_bound : 1.0);
 	r = plan_file_write(a->out_path, images, n, plan_file_header(buf)->record_id);
 	if (r < 0) {
 		fprintf(stderr, "memplan: %s: cannot write: %s\n", a->out_path, strerror(-r));
 		goto out;
 	}
+	/* One line for the whole plan: a recording of a shell script has dozens of
+	 * images, and a line each buries the figure that matters. Arenas and bounds
+	 * are sums: each process has an arena of its own. */
+	fprintf(stderr,
+		"memplan: %s: %u process image%s, %" PRIu64 " allocations, arena %" PRIu64
+		" -> %" PRIu64 " bytes (%u image%s smaller), lower bound %" PRIu64
+		" (x%.4f), peak of the plan's blocks %" PRIu64 " (x%.4f), %.1f s\n",
+		a->plan_path, sum.images, sum.images == 1 ? "" : "s", sum.allocations,
+		sum.arena_before_bytes, sum.arena_bytes, sum.improved, sum.improved == 1 ? "" : "s",
+		sum.lower_bound_bytes,
+		sum.lower_bound_bytes ? (double)sum.arena_bytes / (double)sum.lower_bound_bytes : 1.0,
+		sum.blocks_peak_bytes,
+		sum.blocks_peak_bytes ? (double)sum.arena_bytes / (double)sum.blocks_peak_bytes : 1.0,
+		sum.elapsed_s);
 	status = 0;
 out:
-	for (uint32_t i = 0; replanned && decoded && chunks && i < n; i++) {
-		free(replanned[i]);
-		free(decoded[i]);
-		free(chunks[i]);
-	}
-	free(chunks);
-	free(replanned);
-	free(decoded);
+	plan_replan_free(&replan);
 	free(images);
 	plan_file_unmap((void *)buf, len);
 	return status;

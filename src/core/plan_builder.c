@@ -1,6 +1,7 @@
 /* Re-planning an image, see plan_builder.h. */
 #include "plan_builder.h"
 
+#include "checker.h"
 #include "event_packer.h"
 
 #include <errno.h>
@@ -314,4 +315,34 @@ int plan_builder_replan(struct plan_image *image, const struct planner_options *
 	*entries_out = entries;
 	*chunks_out = chunks;
 	return 0;
+}
+
+int plan_builder_check(const struct plan_image *image, uint64_t *blocks_peak_bytes, char *why,
+		       size_t why_len)
+{
+	const uint64_t n = image->record.entry_count, p = image->record.chunk_count;
+	struct block *blocks = malloc((n + p ? n + p : 1) * sizeof(*blocks));
+	int r;
+
+	if (!blocks)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		const struct plan_entry *e = &image->entries[i];
+		blocks[i] = block_of(e->size_bytes, e->align_bytes, e->t_start, e->t_end,
+				     e->in_place_of != 0);
+		blocks[i].offset_bytes = e->offset_bytes;
+	}
+	for (uint64_t k = 0; k < p; k++) {
+		const struct plan_chunk *c = &image->chunks[k];
+		const struct plan_pool *pool = &image->pools[c->pool];
+		blocks[n + k] = block_of(pool->slot_bytes * c->slot_count, pool->align_bytes,
+					 c->t_start, PLAN_T_INFINITY, false);
+		blocks[n + k].offset_bytes = c->offset_bytes;
+	}
+	r = planner_lower_bound(blocks, (size_t)(n + p), blocks_peak_bytes);
+	if (r == 0)
+		r = checker_validate(blocks, (size_t)(n + p), image->record.arena_bytes, why,
+				     why_len);
+	free(blocks);
+	return r;
 }

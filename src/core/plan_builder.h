@@ -32,3 +32,14 @@
  * allocate. */
 int plan_builder_replan(struct plan_image *image, const struct planner_options *opt,
 			struct plan_entry **entries_out, struct plan_chunk **chunks_out);
+
+/* Checks image's layout with the independent checker (checker.h): its entries
+ * (decoded, in image->entries) and its pools' chunks, as the blocks they are
+ * planned as, must not overlap in time and space and must fit in its arena.
+ * Sets *blocks_peak_bytes to the most bytes those blocks hold at once: no
+ * layout of them is smaller, while the record's lower bound is the recorded
+ * run's, which pools (alive from their start on) can exceed; it is set whenever
+ * the result is not -ENOMEM. Returns 0, -EINVAL with a one-line reason in why,
+ * or -ENOMEM. May allocate. */
+int plan_builder_check(const struct plan_image *image, uint64_t *blocks_peak_bytes, char *why,
+		       size_t why_len);

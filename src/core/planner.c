@@ -8,10 +8,10 @@
  *    blocks apart and, when the pairs are few enough to enumerate quickly (and,
  *    under a time limit, soon enough), greedy by size with best fit; the
  *    smallest wins. This is all that runs with time_limit_s == 0.
- * 3. With time left, parts above the target (the lower bound, or the capacity) are
- *    improved: lowest offset first in other orders, the fits that enumerate
- *    pairs where they fit the budget, then an exact branch-and-bound search
- *    (planner_search.c). Candidates are compared by (arena, fixed index), so
+ * 3. With time left, parts above the target (the lower bound, raised by the slack
+ *    or to the capacity) are improved: lowest offset first in other orders, the
+ *    fits that enumerate pairs where they fit the budget, then an exact
+ *    branch-and-bound search (planner_search.c). Candidates are compared by (arena, fixed index), so
  *    the answer depends on the time limit only through what finished in time. */
 #define _GNU_SOURCE
 #include "planner.h"
@@ -202,16 +202,18 @@ out:
  * percent of the lower bound on recorded traces), then, while the part is above
  * its lower bound, big blocks apart and, when the overlapping pairs P are few
  * enough to enumerate in about a second, greedy by size with best fit
- * (O(P log P)). The lowest result wins. With a deadline (not 0), each stops or is
+ * (O(P log P)). The lowest result wins; a part at or below target_bytes (or its
+ * own lower bound) needs no more. With a deadline (not 0), each stops or is
  * skipped when it would not end before it. */
-static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order, double deadline_s)
+static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order, double deadline_s,
+		      uint64_t target_bytes)
 {
-	uint64_t arena;
+	uint64_t arena, done_bytes = target_bytes > p->lower_bytes ? target_bytes : p->lower_bytes;
 	int ret;
 
 	double scan_start_s = planner_now_s();
 	ret = greedy_linear_scan(p->it, p->m, p->off, &p->arena_bytes);
-	if (ret || p->arena_bytes <= p->lower_bytes)
+	if (ret || p->arena_bytes <= done_bytes)
 		return ret;
 	double scan_s = planner_now_s() - scan_start_s;
 	ret = greedy_make_order(p->it, p->m, GREEDY_BY_AREA, order);
@@ -224,13 +226,13 @@ static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order, double
 		part_offer(p, scratch, arena);
 	}
 	/* Big blocks apart costs about one more scan: only if that fits the deadline. */
-	if (p->arena_bytes > p->lower_bytes &&
+	if (p->arena_bytes > done_bytes &&
 	    (deadline_s <= 0 || planner_now_s() + scan_s < deadline_s)) {
 		ret = part_tiers(p, scratch);
 		if (ret)
 			return ret;
 	}
-	if (p->arena_bytes <= p->lower_bytes || p->pairs > QUICK_PAIR_LIMIT)
+	if (p->arena_bytes <= done_bytes || p->pairs > QUICK_PAIR_LIMIT)
 		return 0;
 	if (deadline_s > 0 && planner_now_s() + (double)p->pairs / PAIRS_PER_SECOND > deadline_s)
 		return 0;
@@ -522,16 +524,17 @@ int planner_solve(struct block *blocks, size_t n, const struct planner_options *
 		ret = -ENOMEM;
 		goto err_free;
 	}
+	/* A part needs work only while it is above what the whole plan must reach. */
+	uint64_t target = lower;
+	if (opt && opt->slack > 0)
+		target = (uint64_t)((double)lower * (1 + opt->slack));
+	if (capacity > target)
+		target = capacity;
 	for (size_t q = 0; q < nparts; q++) {
-		ret = part_quick(&parts[q], scratch, order, limit_s > 0 ? deadline_s : 0);
+		ret = part_quick(&parts[q], scratch, order, limit_s > 0 ? deadline_s : 0, target);
 		if (ret)
 			goto err_free;
 	}
-
-	/* A part needs work only while it is above what the whole plan must reach. */
-	uint64_t target = lower;
-	if (capacity > target)
-		target = capacity;
 	if (limit_s > 0) {
 		for (size_t q = 0; q < nparts; q++) {
 			struct part *p = &parts[q];

@@ -21,6 +21,10 @@ struct planner_options {
 	/* If non-zero, stop as soon as a solution at or below this size is found
 	 * (a decision problem, as in MiniMalloc's --capacity). */
 	uint64_t capacity_bytes;
+	/* If positive, stop improving as soon as the arena is at most this fraction
+	 * above the lower bound (0.01: within 1%): what is left is not worth the
+	 * wait. */
+	double slack;
 	/* Worker threads for improvement; 0 means one per online CPU. */
 	unsigned threads;
 	/* Called now and then on long runs; may be NULL. */
