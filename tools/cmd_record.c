@@ -1,8 +1,10 @@
 /* memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD...
  * Runs CMD with the preload library in record mode; every process image that
- * allocates adds its planned image to PLAN. Once CMD has ended, the plan's
- * frames are symbolised and stored in it (plan_symbolize.h). Exits with CMD's
- * status. */
+ * allocates adds its planned image to PLAN, packed at its exit within a small
+ * budget of its own so as not to delay it (MEMPLAN_PLAN_SECONDS). Once CMD has
+ * ended, the plan's images are re-planned within S seconds as a whole
+ * (plan_replan.h) and its frames symbolised, and both are stored in it in one
+ * write (plan_symbolize.h). Exits with CMD's status. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,9 +22,16 @@
 #include "file_io.h"
 #include "launch.h"
 #include "plan_file.h"
+#include "plan_replan.h"
 #include "plan_symbolize.h"
 #include "static_exe.h"
 #include "stats_lines.h"
+
+/* The planner's budget once the command has ended, for all its images: about
+ * what two million blocks need to come within a percent or two of their lower
+ * bound, and most plans need far less (it stops within RECORD_PLAN_SLACK). */
+#define RECORD_PLAN_SECONDS 5.0
+#define RECORD_PLAN_SLACK   0.01
 
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
@@ -41,21 +50,22 @@ static int usage(const char *why)
 		"Runs CMD with every allocation of each of its process images recorded (each\n"
 		"program CMD runs, children of a shell script, make or gcc included, is an\n"
 		"image of its own), and writes their plans to PLAN; once CMD has ended,\n"
-		"stores the symbols of the plan's call sites in it, so that it stays\n"
-		"readable after the binaries change. CMD's output is left untouched.\n"
-		"Exits with CMD's status.\n"
+		"re-plans them for the smallest arena and stores the symbols of the plan's\n"
+		"call sites in it, so that it stays readable after the binaries change.\n"
+		"CMD's output is left untouched. Exits with CMD's status.\n"
 		"\n"
 		"options:\n"
 		"  -o, --output PLAN      the plan file to write (required); a plan already\n"
 		"                         there is replaced\n"
 		"  -d, --depth N          frames per call site, 1 to 64 (default %d)\n"
-		"  -s, --plan-seconds S   planning time per process image, in seconds, from\n"
-		"                         0 to 3600 (default 0.25)\n"
+		"  -s, --plan-seconds S   planning time once CMD has ended, for all its\n"
+		"                         process images together, in seconds, from 0 to\n"
+		"                         3600 (default %.0f; 0: the quick heuristics only)\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"example:\n"
 		"  memplan record -o app.plan -- ./app --test-input in.txt\n",
-		MEMPLAN_DEFAULT_DEPTH);
+		MEMPLAN_DEFAULT_DEPTH, RECORD_PLAN_SECONDS);
 	return 0;
 }
 
@@ -82,6 +92,27 @@ static void note_outcome(const struct stats_line *line, void *ctx)
 	}
 }
 
+/* Re-plans the images of the plan at path, if it is still the recording id's,
+ * without its lock (the results go in under it, plan_symbolize_file). Returns 0
+ * (also for another recording's plan) or a negative errno with why. */
+static int replan_plan(const char *path, uint64_t id, double seconds, struct plan_replan *replan,
+		       char *why, size_t why_len)
+{
+	struct replan_options opt = {.budget_s = seconds, .slack = RECORD_PLAN_SLACK};
+	struct replan_summary sum;
+	const void *buf;
+	size_t len;
+	int r;
+
+	r = plan_file_map(path, &buf, &len, why, why_len);
+	if (r < 0)
+		return r;
+	if (plan_file_header(buf)->record_id == id)
+		r = plan_replan_run(replan, buf, &opt, &sum, why, why_len);
+	plan_file_unmap((void *)buf, len);
+	return r;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -91,7 +122,8 @@ int cmd_record(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	const char *output = NULL, *depth = NULL, *seconds = NULL;
+	const char *output = NULL, *depth = NULL;
+	double plan_seconds = RECORD_PLAN_SECONDS;
 	char plan[PATH_MAX];
 	struct timespec now;
 	int c, r, status;
@@ -113,9 +145,9 @@ int cmd_record(int argc, char **argv)
 		case 's': {
 			char *end;
 			double v = strtod(optarg, &end);
-			if (*end || !(v >= 0 && v <= 3600))
+			if (*end || end == optarg || !(v >= 0 && v <= 3600))
 				return usage("--plan-seconds takes seconds from 0 to 3600");
-			seconds = optarg;
+			plan_seconds = v;
 			break;
 		}
 		case 'h':
@@ -149,8 +181,9 @@ int cmd_record(int argc, char **argv)
 	launch_set_mode("record", plan, id);
 	if (depth)
 		setenv("MEMPLAN_DEPTH", depth, 1);
-	if (seconds)
-		setenv("MEMPLAN_PLAN_SECONDS", seconds, 1);
+	/* The processes keep their own small budget at exit (MEMPLAN_PLAN_SECONDS,
+	 * left unset): a variable that replay does not set would change the size of
+	 * the environment that programs copy (bash), and so their allocations. */
 	char stats[PATH_MAX];
 	bool temporary;
 	off_t from;
@@ -165,11 +198,19 @@ int cmd_record(int argc, char **argv)
 		unlink(stats);
 	}
 	if (plan_file_peek_record_id(plan) == id) {
-		/* The plan is complete without its symbols; failing to add them costs
-		 * readability, not the recording. */
+		/* The plan is complete as the processes wrote it; failing to improve
+		 * it or add symbols costs arena or readability, not the recording. */
+		struct plan_replan replan = {0};
 		char why[256];
-		if (plan_symbolize_file(plan, id, why, sizeof(why)) < 0)
+		r = replan_plan(plan, id, plan_seconds, &replan, why, sizeof(why));
+		/* Out of memory (memplan runs under the command's limits) leaves the
+		 * plan as its processes packed it, which is no error of the recording;
+		 * an invalid layout from the planner is one. */
+		if (r < 0 && r != -ENOMEM)
 			fprintf(stderr, "memplan: %s: %s\n", output, why);
+		if (plan_symbolize_file(plan, id, &replan, why, sizeof(why)) < 0)
+			fprintf(stderr, "memplan: %s: %s\n", output, why);
+		plan_replan_free(&replan);
 		return status;
 	}
 	if (seen.written)

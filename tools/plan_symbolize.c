@@ -10,6 +10,7 @@
 #include "frame_symbols.h"
 #include "hash_table.h"
 #include "plan_file.h"
+#include "plan_replan.h"
 #include "plan_store.h"
 #include "symbolize.h"
 
@@ -134,7 +135,8 @@ static int symbolize_image(struct plan_image *im, struct symbolizer *sym, struct
 	return 0;
 }
 
-int plan_symbolize_file(const char *path, uint64_t record_id, char *why, size_t why_len)
+int plan_symbolize_file(const char *path, uint64_t record_id, const struct plan_replan *replan,
+			char *why, size_t why_len)
 {
 	struct symbolizer *sym = symbolizer_new();
 	struct symbol_tables *tables = NULL;
@@ -167,6 +169,8 @@ int plan_symbolize_file(const char *path, uint64_t record_id, char *why, size_t 
 	bool added = false;
 	for (uint32_t i = 0; i < n; i++) {
 		plan_file_image(buf, i, &images[i]);
+		if (replan && plan_replan_apply(replan, &images[i]))
+			added = true;
 		if (images[i].record.symbol_count)
 			continue; /* a process merged it after an earlier pass */
 		r = symbolize_image(&images[i], sym, &tables[i]);
@@ -178,7 +182,8 @@ int plan_symbolize_file(const char *path, uint64_t record_id, char *why, size_t 
 	if (r == 0)
 		goto out;
 fail:
-	snprintf(why, why_len, "cannot store its symbols: %s", strerror(-r));
+	snprintf(why, why_len, "cannot store its symbols%s: %s", replan ? " and new plan" : "",
+		 strerror(-r));
 out:
 	for (uint32_t i = 0; tables && i < n; i++)
 		tables_free(&tables[i]);

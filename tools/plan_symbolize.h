@@ -1,7 +1,7 @@
 /* Storing symbols in a plan: what `memplan record` does once the recorded
  * command has ended, while the binaries it ran are still there, so that the
  * plan stays readable (and comparable, site_identity.h) after they are rebuilt
- * or gone. */
+ * or gone; the layouts it re-planned then go into the same write. */
 #pragma once
 
 #include <stddef.h>
@@ -13,10 +13,15 @@
  * still runs waits to merge its image (PLAN_STORE_LOCK_WAIT_MS). */
 #define PLAN_SYMBOLIZE_BUDGET_S 5.0
 
+struct plan_replan;
+
 /* Symbolises every frame of every image of the plan file at path that has no
  * symbols yet, if the file is still the recording record_id's, and rewrites it
  * atomically with the symbols and their strings (appended to each image's
- * string table), under the plan store's lock. Returns 0 (also when the file is
- * another recording's, or has nothing to add), or a negative errno with a
- * one-line reason in why. May allocate. */
-int plan_symbolize_file(const char *path, uint64_t record_id, char *why, size_t why_len);
+ * string table), under the plan store's lock. With replan (may be NULL), each
+ * image also takes the smaller layout found for it (plan_replan.h), in the same
+ * write: images merged since replan read the file keep theirs. Returns 0 (also
+ * when the file is another recording's, or has nothing to add), or a negative
+ * errno with a one-line reason in why. May allocate. */
+int plan_symbolize_file(const char *path, uint64_t record_id, const struct plan_replan *replan,
+			char *why, size_t why_len);
