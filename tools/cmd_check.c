@@ -68,22 +68,32 @@ static int usage(const char *why)
 		     "[--json]\n");
 	if (why)
 		return 2;
-	fprintf(out, "Checks a plan against limits, each process image on its own: one line per\n"
+	fprintf(out, "\n"
+		     "Checks a plan against limits, each process image on its own: one line per\n"
 		     "limit violated, naming the figure, the limit and the call sites that grew\n"
 		     "most (without a baseline: that hold the most). Exits 1 if any limit is\n"
 		     "violated (or a file cannot be read), 0 if none is, 2 on a usage error.\n"
 		     "At least one limit is needed; none is set by default.\n"
-		     "  --baseline BASE     the plan to measure growth against, say the last\n"
-		     "                      release's (images paired as memplan diff pairs them)\n"
-		     "  --max-growth PCT    most growth of an image's requested peak over its\n"
-		     "                      baseline, in percent (needs --baseline)\n"
-		     "  --max-peak BYTES    most requested peak of an image, in bytes\n"
-		     "  --max-allocs N      most allocations of an image\n"
-		     "  --min-hit-rate PCT  least share of allocation calls served from the arena\n"
-		     "                      in the replay statistics of --stats, in percent\n"
-		     "  --stats FILE        statistics lines of `memplan replay --stats FILE`\n"
-		     "  --json              one JSON object, for scripts (default: text)\n"
-		     "example: memplan check head.plan --baseline release.plan --max-growth 5\n");
+		     "\n"
+		     "options:\n"
+		     "  -b, --baseline BASE     the plan to measure growth against, say the last\n"
+		     "                          release's (images paired as memplan diff pairs\n"
+		     "                          them; default: none)\n"
+		     "  -g, --max-growth PCT    most growth of an image's requested peak over its\n"
+		     "                          baseline, in percent (needs --baseline)\n"
+		     "  -p, --max-peak BYTES    most requested peak of an image, in bytes\n"
+		     "  -a, --max-allocs N      most allocations of an image\n"
+		     "  -r, --min-hit-rate PCT  least share of allocation calls served from the\n"
+		     "                          arena in the replay statistics of --stats, in\n"
+		     "                          percent\n"
+		     "  -s, --stats FILE        statistics lines of `memplan replay --stats FILE`\n"
+		     "                          (needed by --min-hit-rate)\n"
+		     "  -j, --json              one JSON object, for scripts (default: text)\n"
+		     "  -h, --help              this help\n"
+		     "\n"
+		     "examples:\n"
+		     "  memplan check head.plan --baseline release.plan --max-growth 5\n"
+		     "  memplan check app.plan --max-peak 268435456 --min-hit-rate 95 --stats s.jsonl\n");
 	return 0;
 }
 

@@ -47,7 +47,8 @@ static int usage(const char *why)
 	fprintf(out, "usage: memplan diff [--json | --markdown] [--top N|all] BASE HEAD\n");
 	if (why)
 		return 2;
-	fprintf(out, "Compares two plans, say of the last release (BASE) and of a change (HEAD):\n"
+	fprintf(out, "\n"
+		     "Compares two plans, say of the last release (BASE) and of a change (HEAD):\n"
 		     "per process image (paired by executable file name and arguments, names of\n"
 		     "temporary files aside) and over all images, the requested peak, lower\n"
 		     "bound, arena and allocations, with their change; then the call sites whose\n"
@@ -55,10 +56,17 @@ static int usage(const char *why)
 		     "named by its chain of functions (docs/ci.md says how sites are paired\n"
 		     "across rebuilds). Exits 0 whatever changed, 1 if a plan cannot be read or\n"
 		     "the plans share no process image, 2 on a usage error.\n"
-		     "  --json      one JSON object, for scripts (default: text)\n"
-		     "  --markdown  Markdown, to paste into a pull-request comment\n"
-		     "  --top N     call sites listed per image, or all (default 10)\n"
-		     "example: memplan diff --markdown release.plan head.plan\n");
+		     "\n"
+		     "options:\n"
+		     "  -j, --json      one JSON object, for scripts (default: text)\n"
+		     "  -m, --markdown  Markdown, to paste into a pull-request comment\n"
+		     "                  (default: text)\n"
+		     "  -t, --top N     call sites listed per image, or all (default 10)\n"
+		     "  -h, --help      this help\n"
+		     "\n"
+		     "examples:\n"
+		     "  memplan diff release.plan head.plan\n"
+		     "  memplan diff --markdown --top 5 release.plan head.plan > comment.md\n");
 	return 0;
 }
 

@@ -198,6 +198,6 @@ status 2 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate 90
 status 2 "$MEMPLAN" check "$WORK/v1.plan" --max-peak 10 --stats "$WORK/v1.stats"
 for cmd in diff check; do
   status 0 "$MEMPLAN" $cmd --help
-  grep -q '^example: memplan '$cmd "$WORK/out" || fail "$cmd --help has no example"
+  grep -Eq "^  memplan $cmd " "$WORK/out" || fail "$cmd --help has no example"
 done
 echo "diff and check: growth named and measured, rebuilds unchanged, bad input refused"
