@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "version.h"
 
 static const struct {
 	const char *name;
@@ -22,11 +23,52 @@ static const struct {
 
 static int usage(FILE *out)
 {
-	fprintf(out, "usage: memplan COMMAND [ARGS...]\n\ncommands:\n");
+	fprintf(out, "usage: memplan COMMAND [ARGS...]\n"
+		     "       memplan help [COMMAND]\n"
+		     "       memplan -V | --version\n");
+	if (out == stderr)
+		return 2;
+	fprintf(out, "\n"
+		     "memplan gives an unmodified Linux program a precomputed memory layout:\n"
+		     "record its allocations once, plan them into one arena, and replay later\n"
+		     "runs from it.\n"
+		     "\n"
+		     "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\nmemplan COMMAND --help shows a command's options.\n");
-	return out == stderr ? 2 : 0;
+	fprintf(out, "\n"
+		     "options:\n"
+		     "  -h, --help     this help\n"
+		     "  -V, --version  the version and the git revision memplan was built from\n"
+		     "\n"
+		     "memplan help COMMAND (or memplan COMMAND --help) describes a command's\n"
+		     "options; man memplan describes them all, and the environment variables\n"
+		     "of the raw LD_PRELOAD form.\n"
+		     "\n"
+		     "examples:\n"
+		     "  memplan record -o app.plan -- ./app args\n"
+		     "  memplan replay -p app.plan -- ./app args\n"
+		     "  memplan show app.plan\n");
+	return 0;
+}
+
+/* Runs command i with argv (argv[0] its name), getopt naming it in its
+ * messages: "memplan record: ...". */
+static int run(size_t i, int argc, char **argv)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "memplan %s", commands[i].name);
+	argv[0] = name;
+	return commands[i].run(argc, argv);
+}
+
+static int find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			return (int)i;
+	return -1;
 }
 
 /* Plans are mapped (plan_file_map): one cut short while it is read raises
@@ -46,21 +88,26 @@ int main(int argc, char **argv)
 	signal(SIGBUS, on_sigbus);
 	if (argc < 2)
 		return usage(stderr);
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return usage(stdout);
-	if (!strcmp(argv[1], "--version")) {
-		printf("memplan %s\n", MEMPLAN_VERSION);
+	if (!strcmp(argv[1], "help")) {
+		if (argc == 2)
+			return usage(stdout);
+		int i = find(argv[2]);
+		if (argc > 3 || i < 0) {
+			fprintf(stderr, "memplan: help: no command '%s'\n", argv[2]);
+			return usage(stderr);
+		}
+		char help[] = "--help", *args[] = {NULL, help, NULL};
+		return run((size_t)i, 2, args);
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("memplan %s (git %s)\n", MEMPLAN_VERSION, MEMPLAN_REVISION);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (!strcmp(argv[1], commands[i].name)) {
-			/* getopt names argv[0] in its messages: "memplan record: ...". */
-			char name[32];
-			snprintf(name, sizeof(name), "memplan %s", commands[i].name);
-			argv[1] = name;
-			return commands[i].run(argc - 1, argv + 1);
-		}
-	}
+	int i = find(argv[1]);
+	if (i >= 0)
+		return run((size_t)i, argc - 1, argv + 1);
 	fprintf(stderr, "memplan: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }
