@@ -9,7 +9,7 @@
 
 /* Debug information is read for at most this long per plan; the frames left
  * then get their ELF symbol names only. Well above what the biggest recordings
- * measured need (README), and below the time a process of the command that
+ * measured need (docs/usage.md), and below the time a process of the command that
  * still runs waits to merge its image (PLAN_STORE_LOCK_WAIT_MS). */
 #define PLAN_SYMBOLIZE_BUDGET_S 5.0
 
