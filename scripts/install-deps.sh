@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
-# Installs what building and testing memplan needs, from Debian's packages.
+# Installs what memplan needs, from Debian's packages:
+#   scripts/install-deps.sh           the build, and what the tests and benchmarks run
+#   scripts/install-deps.sh --build   the build only (what `meson setup` checks for)
+#   scripts/install-deps.sh --demo    what scripts/demo.sh needs: the build, and time(1)
 # Only installs what is missing, so a second run is quick and needs no network.
 set -euo pipefail
 
-packages=(
+build=(
   meson ninja-build pkg-config gcc
   libunwind-dev   # call-site unwinding (unw_backtrace and its per-thread cache)
   uthash-dev      # hash tables for sites, allocating through libc
   libdw-dev       # symbolising frames (memplan record stores them, show and diff print them)
   g++             # its libstdc++-dev: __cxa_demangle, for C++ names
   libxxhash-dev   # checksums and call-site hashes
+)
+demo=(
   time            # /usr/bin/time: peak RSS in the demo
+)
+tests=(
   clang           # libFuzzer, for scripts/fuzz.sh
   chromium        # renders `memplan show --svg` output in its test
-  procps util-linux  # pgrep, flock, mount, setsid: the fault suite's signals, locks and a full disk
+  man-db          # `man -l` reads the man page in its test
   # Real programs the tests run under record and replay:
   sqlite3 jq perl gzip git python3 binutils make xz-utils nodejs
 )
+
+case "${1:-}" in
+  --build) packages=("${build[@]}") ;;
+  --demo) packages=("${build[@]}" "${demo[@]}") ;;
+  "") packages=("${build[@]}" "${demo[@]}" "${tests[@]}") ;;
+  *) echo "usage: scripts/install-deps.sh [--build | --demo]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
