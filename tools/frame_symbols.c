@@ -55,18 +55,42 @@ bool frame_symbols_is_startup(const char *function)
 	return false;
 }
 
+/* The function of frame f itself (the outermost of its inline chain), or NULL
+ * if no symbol names it. */
+static const char *frame_function(const struct plan_image *im, uint32_t f, struct symbolizer *sym)
+{
+	struct frame_symbol symbols[FRAME_SYMBOLS_MAX];
+	unsigned n = frame_symbols_get(im, f, sym, symbols, FRAME_SYMBOLS_MAX);
+
+	return n ? symbols[n - 1].function : NULL;
+}
+
+static bool in_libc(const struct plan_image *im, uint32_t f)
+{
+	return !strncmp(frame_symbols_module_name(im, im->frames[f].module), "libc.so", 7);
+}
+
 uint32_t frame_symbols_shown(const struct plan_image *im, uint32_t site, struct symbolizer *sym)
 {
 	const struct plan_site *s = &im->sites[site];
-	struct frame_symbol symbols[FRAME_SYMBOLS_MAX];
+	const char *callee = NULL; /* frame f - 1's function */
 
 	/* Everything from the first start-up frame down: below
 	 * __libc_start_call_main may be a _start that no symbol names. */
 	for (uint32_t f = 0; f < s->frame_count; f++) {
-		unsigned n =
-		    frame_symbols_get(im, s->first_frame + f, sym, symbols, FRAME_SYMBOLS_MAX);
-		if (n && frame_symbols_is_startup(symbols[n - 1].function))
+		const char *function = frame_function(im, s->first_frame + f, sym);
+		/* main's caller is libc's start-up code. */
+		if (f && callee && !strcmp(callee, "main"))
 			return f;
+		if (function && frame_symbols_is_startup(function)) {
+			/* __libc_start_call_main is a static function: without libc's
+			 * debug information no symbol names it, above the exported
+			 * __libc_start_main. */
+			if (f && !callee && in_libc(im, s->first_frame + f - 1))
+				return f - 1;
+			return f;
+		}
+		callee = function;
 	}
 	return s->frame_count;
 }

@@ -21,8 +21,11 @@ unsigned frame_symbols_get(const struct plan_image *image, uint32_t f, struct sy
  * __libc_start_main, __libc_start_call_main), which reports leave out. */
 bool frame_symbols_is_startup(const char *function);
 
-/* How many of site's frames a report shows: those above the first of libc's
- * start-up frames (at the bottom of the stack). May allocate (sym). */
+/* How many of site's frames a report shows: those above libc's start-up code
+ * at the bottom of the stack, which is main's caller, or the first frame
+ * named as start-up code and an unnamed libc frame just above it (libc's
+ * static __libc_start_call_main, when its debug information is not
+ * installed). May allocate (sym). */
 uint32_t frame_symbols_shown(const struct plan_image *image, uint32_t site, struct symbolizer *sym);
 
 /* The file name of module m of image (what follows the last '/' of its path). */
