@@ -162,6 +162,11 @@ void replay_summary_print(FILE *out, const struct replay_summary *s, const char 
 	size_t counts[REASONS] = {0};
 	char pct[16], n[32], size[32];
 
+	if (!s->allocs) {
+		fprintf(out, "memplan replay: no allocations to serve (%zu process image%s)\n",
+			s->count, s->count == 1 ? "" : "s");
+		return;
+	}
 	percent_text(pct, sizeof(pct), s->hits, s->allocs);
 	fprintf(out, "memplan replay: %s of %s allocations served from the arena", pct,
 		count_text(n, sizeof(n), s->allocs));
