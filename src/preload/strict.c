@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "strict.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,8 @@
 #include "log.h"
 #include "quiet_fd.h"
 
-static bool judging; /* this is the first process of a strict command */
+static bool judging;   /* this is the first process of a strict command */
+static pid_t judge_pid; /* which, not a child forked from it */
 static double min_hit_pct;
 static char min_hit_text[32]; /* as the user wrote it, for the message */
 static const char *bad_setting;
@@ -95,10 +97,14 @@ void strict_start(bool started)
 	if (!on)
 		return;
 	judging = true;
+	judge_pid = getpid();
 	started_ok = started;
-	if (from < 0 && preload_config.stats_path[0] &&
-	    stat(preload_config.stats_path, &st) == 0 && S_ISREG(st.st_mode))
-		from = st.st_size;
+	if (from < 0 && preload_config.stats_path[0]) {
+		if (stat(preload_config.stats_path, &st) == 0)
+			from = S_ISREG(st.st_mode) ? st.st_size : -1;
+		else if (errno == ENOENT)
+			from = 0;
+	}
 	stats_from = from;
 	char marker[64];
 	snprintf(marker, sizeof(marker), "1:%ld:%lld", (long)getpid(), from);
@@ -175,7 +181,7 @@ int strict_exit_status(int status)
 	char a[21], b[21];
 	const char *why = bad_setting;
 
-	if (status != 0 || !judging)
+	if (status != 0 || !judging || getpid() != judge_pid)
 		return status;
 	judging = false; /* said once, whichever way the process ends */
 	if (stats_from >= 0)

@@ -94,6 +94,27 @@ grep -q "^memplan: MEMPLAN_MIN_HIT_RATE='most' is not a percentage from 0 to 100
   grep -q "MEMPLAN_MIN_HIT_RATE has a bad value; exit status 1$" "$WORK/bad-rate.err" ||
   fail "bad-rate: $(cat "$WORK/bad-rate.err")"
 
+# A child forked without exec, that ends by _exit after other processes of
+# the command wrote their lines, keeps its status: only the command's first
+# process judges it.
+cat >"$WORK/fork.py" <<'PY'
+import os, subprocess
+subprocess.run(["sort", "-n", "/dev/null"], check=True)
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+print("child exited with", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+PY
+python3 "$WORK/fork.py" >"$WORK/fork.plain"
+set +e
+MEMPLAN_STRICT=1 MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/ls.plan" MEMPLAN_STATS="$WORK/fork.stats" \
+  LD_PRELOAD="$LIB" python3 "$WORK/fork.py" >"$WORK/fork.out" 2>"$WORK/fork.err"
+got=$?
+set -e
+cmp -s "$WORK/fork.plain" "$WORK/fork.out" || fail "fork: $(cat "$WORK/fork.out")"
+[ "$got" = 1 ] || fail "fork: exit $got, not 1"
+one_line fork "$WORK/ls.plan: no process of the command found its program in the plan; exit status 1"
+
 # sort closes its stderr before it exits: the line is still seen.
 set +e
 MEMPLAN_STRICT=1 MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/ls.plan" LD_PRELOAD="$LIB" \
