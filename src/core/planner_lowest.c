@@ -207,20 +207,27 @@ static void build(struct kd_tree *t, size_t x, size_t lo, size_t hi, uint32_t t_
 	pull(t, x);
 }
 
-/* key = max(key, c) for every unplaced point with s < before and e > after. */
+/* key = max(key, c) for every unplaced point with s < before and e > after; the
+ * point at position place (SIZE_MAX: none) is marked placed on the way, which
+ * saves bringing its path up to date twice. */
 static void raise_quadrant(struct kd_tree *t, size_t x, size_t lo, size_t hi, uint32_t before,
-			   uint32_t after, uint64_t c)
+			   uint32_t after, uint64_t c, size_t place)
 {
 	struct kd_node *nd = &t->node[x];
+	bool on_path = place >= lo && place < hi;
 
-	if (c <= nd->min1 || nd->s_min >= before || nd->e_max <= after)
-		return;
-	if (nd->s_max < before && nd->e_min > after && c < nd->min2) {
-		nd->min1 = c;
-		return;
+	if (!on_path) {
+		if (c <= nd->min1 || nd->s_min >= before || nd->e_max <= after)
+			return;
+		if (nd->s_max < before && nd->e_min > after && c < nd->min2) {
+			nd->min1 = c;
+			return;
+		}
 	}
 	if (is_leaf(lo, hi)) {
 		leaf_push(t, x, lo, hi);
+		if (on_path)
+			t->pt[place].key = KEY_NONE;
 		for (size_t i = lo; i < hi; i++) {
 			struct kd_point *p = &t->pt[i];
 			if (p->key < c && p->s < before && p->e > after)
@@ -231,8 +238,8 @@ static void raise_quadrant(struct kd_tree *t, size_t x, size_t lo, size_t hi, ui
 	}
 	size_t mid = lo + (hi - lo) / 2;
 	push_down(t, x);
-	raise_quadrant(t, 2 * x, lo, mid, before, after, c);
-	raise_quadrant(t, 2 * x + 1, mid, hi, before, after, c);
+	raise_quadrant(t, 2 * x, lo, mid, before, after, c, place);
+	raise_quadrant(t, 2 * x + 1, mid, hi, before, after, c, place);
 	pull(t, x);
 }
 
@@ -273,8 +280,8 @@ static struct kd_point *find_min(struct kd_tree *t, struct min_path *mp)
 	abort(); /* the root's minimum is below it: a broken invariant */
 }
 
-/* Sets the key of p, found by find_min (KEY_NONE: placed), and brings the nodes
- * above it up to date. */
+/* Sets the key of p, found by find_min, and brings the nodes above it up to
+ * date. */
 static void set_key(struct kd_tree *t, const struct min_path *mp, struct kd_point *p,
 		    uint64_t key)
 {
@@ -387,8 +394,8 @@ int lowest_first_place(const struct plan_item *it, size_t m, const uint32_t *ord
 		off[p->item] = key;
 		if (top > arena)
 			arena = top;
-		set_key(&t, &mp, p, KEY_NONE);
-		raise_quadrant(&t, 1, 0, m, p->e, p->s, top == KEY_NONE ? KEY_NONE - 1 : top);
+		raise_quadrant(&t, 1, 0, m, p->e, p->s, top == KEY_NONE ? KEY_NONE - 1 : top,
+			       (size_t)(p - t.pt));
 	}
 	*arena_bytes = arena;
 	ret = 0;
