@@ -204,7 +204,8 @@ out:
  * enough to enumerate in about a second, greedy by size with best fit
  * (O(P log P)). The lowest result wins; a part at or below target_bytes (or its
  * own lower bound) needs no more. With a deadline (not 0), each stops or is
- * skipped when it would not end before it. */
+ * skipped when it would not end before it, and big blocks apart, which is
+ * cheap, goes before lowest offset first. */
 static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order, double deadline_s,
 		      uint64_t target_bytes)
 {
@@ -216,6 +217,16 @@ static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order, double
 	if (ret || p->arena_bytes <= done_bytes)
 		return ret;
 	double scan_s = planner_now_s() - scan_start_s;
+	/* Big blocks apart costs about one more scan: only if that fits the deadline.
+	 * Under a deadline it goes first, so that lowest offset first, if the
+	 * deadline cuts it, leaves its result. */
+	bool tiers_done = false;
+	if (deadline_s > 0 && planner_now_s() + scan_s < deadline_s) {
+		ret = part_tiers(p, scratch);
+		if (ret || p->arena_bytes <= done_bytes)
+			return ret;
+		tiers_done = true;
+	}
 	ret = greedy_make_order(p->it, p->m, GREEDY_BY_AREA, order);
 	if (!ret)
 		ret = lowest_first_place(p->it, p->m, order, deadline_s, scratch, &arena);
@@ -225,9 +236,7 @@ static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order, double
 		p->lowest_done = true;
 		part_offer(p, scratch, arena);
 	}
-	/* Big blocks apart costs about one more scan: only if that fits the deadline. */
-	if (p->arena_bytes > done_bytes &&
-	    (deadline_s <= 0 || planner_now_s() + scan_s < deadline_s)) {
+	if (!tiers_done && deadline_s <= 0 && p->arena_bytes > done_bytes) {
 		ret = part_tiers(p, scratch);
 		if (ret)
 			return ret;
