@@ -10,14 +10,16 @@ so the only dependency is python3).
 The findings list is computed from the numbers, never written by hand, so that a
 rerun on another machine cannot leave a stale claim in the document.
 
-The section scripts/bench/instructions.sh writes into the document (between the
-INSTRUCTIONS_BEGIN and INSTRUCTIONS_END markers) is carried over when the document
-is written anew, since that script is run separately.
+The sections that other scripts or measurements write into the document, each
+between "<!-- NAME: begin -->" and "<!-- NAME: end -->" (scripts/bench/instructions.sh's,
+the planner's), are carried over when the document is written anew, since they are
+made separately.
 """
 import argparse
 import glob
 import json
 import math
+import re
 import os
 import statistics
 import sys
@@ -30,9 +32,8 @@ ALLOC_LABEL = {
     "tcmalloc": "tcmalloc",
     "memplan": "memplan replay",
 }
-# The section of the document that scripts/bench/instructions.sh owns.
-INSTRUCTIONS_BEGIN = "<!-- instructions.sh: begin -->"
-INSTRUCTIONS_END = "<!-- instructions.sh: end -->"
+# The sections of the document that are made separately (instructions.sh's, ...).
+KEPT_SECTION = re.compile(r"<!-- ([\w.-]+): begin -->.*?<!-- \1: end -->", re.S)
 
 ALLOC_COLOUR = {
     "glibc": "#7f7f7f",
@@ -147,19 +148,16 @@ def main_image(show):
     return max(images, key=lambda i: i.get("allocations", 0))
 
 
-def read_instructions_section(path):
-    """The instructions.sh section of an existing document, markers included, or
-    None."""
+def read_kept_sections(path):
+    """The separately made sections of an existing document, markers included, in
+    their order, or None."""
     try:
         with open(path) as f:
             text = f.read()
     except OSError:
         return None
-    begin = text.find(INSTRUCTIONS_BEGIN)
-    end = text.find(INSTRUCTIONS_END, begin)
-    if begin < 0 or end < 0:
-        return None
-    return text[begin:end + len(INSTRUCTIONS_END)]
+    kept = [m.group(0) for m in KEPT_SECTION.finditer(text)]
+    return "\n\n".join(kept) if kept else None
 
 
 def read_sizes(path):
@@ -277,7 +275,7 @@ def main():
     reps = meta.get("reps", "?")
     # Workloads replayed on another run than the one recorded.
     elsewhere = [wl for wl in workloads if "rec." + wl in meta]
-    instructions = read_instructions_section(args.markdown)
+    kept = read_kept_sections(args.markdown)
 
     def mark(wl):
         return wl + ("\\*" if wl in elsewhere else "")
@@ -610,8 +608,8 @@ def main():
     w("")
     w("![Wall time, CPU time and peak RSS relative to glibc](benchmarks.svg)")
     w("")
-    if instructions:
-        w(instructions)
+    if kept:
+        w(kept)
         w("")
 
     with open(args.markdown, "w") as f:
