@@ -62,33 +62,34 @@ static void wait_finished(void)
 
 void preload_finish(bool from_signal)
 {
-	int mode = preload_mode_now();
 	sigset_t all, old;
 
 	if (getpid() != owner_pid)
 		return;
+	/* A signal now would end the process in the middle of writing and leave a
+	 * stray temporary file: hold them until the plan is in place. Held before
+	 * the writing is claimed, so that no handler on this thread finds it
+	 * claimed, by this very thread, and waits for it. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	if (atomic_flag_test_and_set(&finish_started)) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		wait_finished(); /* another thread writes it */
 		return;
 	}
-	if (mode == PRELOAD_OFF) {
-		atomic_store(&finish_done, true);
-		return;
-	}
-	/* A signal now would end the process in the middle of writing and leave a
-	 * stray temporary file: hold them until the plan is in place. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int mode = preload_mode_now();
 	guard_enter();
 	if (mode == PRELOAD_RECORD) {
 		/* Stop recording first: the plan describes what ran until now. */
 		atomic_store(&preload_mode, PRELOAD_OFF);
 		record_finish(from_signal);
-	} else {
+	} else if (mode == PRELOAD_REPLAY) {
 		replay_finish();
 	}
-	guard_leave();
+	/* Before the guard is left: a signal deferred meanwhile (by another
+	 * thread's handler) is then raised at once, not waited for. */
 	atomic_store(&finish_done, true);
+	guard_leave();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
