@@ -230,7 +230,8 @@ static int part_quick(struct part *p, uint64_t *scratch, uint32_t *order, double
 	ret = greedy_make_order(p->it, p->m, GREEDY_BY_AREA, order);
 	if (!ret)
 		ret = lowest_first_place(p->it, p->m, order, deadline_s, scratch, &arena);
-	if (ret && ret != -ETIMEDOUT)
+	/* Cut by the deadline, or a bug in it (-EFAULT): the other results stand. */
+	if (ret && ret != -ETIMEDOUT && ret != -EFAULT)
 		return ret;
 	if (!ret) {
 		p->lowest_done = true;
@@ -319,6 +320,8 @@ static void *variant_worker(void *arg)
 			ret = greedy_place(p->it, p->m, order, fit, job->deadline_s, off, &arena);
 		if (ret == -ETIMEDOUT)
 			break;
+		if (ret == -EFAULT)
+			continue;
 		if (ret) {
 			job->ret = ret;
 			break;

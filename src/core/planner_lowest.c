@@ -38,8 +38,12 @@ struct kd_node {
 	uint64_t min1, min2; /* smallest key of an unplaced point below, next larger */
 	uint32_t s_min, s_max, e_min, e_max; /* box of the unplaced points below */
 	uint32_t rank1;			     /* smallest rank among points with key min1 */
+	uint32_t right;			     /* the right child; the left one is next */
 };
 
+/* Nodes are stored in pre-order (a node, its left subtree, its right subtree),
+ * so that a subtree is one stretch of memory: an update walks a few subtrees
+ * deep, and on traces of millions of blocks cache misses are most of its cost. */
 struct kd_tree {
 	struct kd_point *pt;
 	struct kd_node *node;
@@ -138,14 +142,17 @@ static void push_down(struct kd_tree *t, size_t x)
 {
 	uint64_t m1 = t->node[x].min1;
 
-	for (size_t c = 2 * x; c <= 2 * x + 1; c++)
-		if (t->node[c].min1 < m1)
-			t->node[c].min1 = m1;
+	struct kd_node *left = &t->node[x + 1], *right = &t->node[t->node[x].right];
+
+	if (left->min1 < m1)
+		left->min1 = m1;
+	if (right->min1 < m1)
+		right->min1 = m1;
 }
 
 static void pull(struct kd_tree *t, size_t x)
 {
-	const struct kd_node *a = &t->node[2 * x], *b = &t->node[2 * x + 1];
+	const struct kd_node *a = &t->node[x + 1], *b = &t->node[t->node[x].right];
 	struct kd_node *nd = &t->node[x];
 	uint64_t m1 = a->min1 < b->min1 ? a->min1 : b->min1, m2 = KEY_NONE;
 	uint64_t cand[4] = {a->min1, a->min2, b->min1, b->min2};
@@ -171,15 +178,15 @@ static void pull(struct kd_tree *t, size_t x)
  * points below the median end to the left half in a stable pass. The axis is
  * the one along which the range is longer (ends clamped to t_cap: never-freed
  * blocks have an infinite end). key and spare have room for hi - lo entries. */
-static void build(struct kd_tree *t, size_t x, size_t lo, size_t hi, uint32_t t_cap,
-		  uint64_t *key, struct kd_point *spare)
+static size_t build(struct kd_tree *t, size_t x, size_t lo, size_t hi, uint32_t t_cap,
+		    uint64_t *key, struct kd_point *spare)
 {
 	uint32_t e_min = UINT32_MAX, e_max = 0;
 	size_t mid = lo + (hi - lo) / 2;
 
 	if (is_leaf(lo, hi)) {
 		leaf_pull(t, x, lo, hi);
-		return;
+		return x + 1;
 	}
 	for (size_t i = lo; i < hi; i++) {
 		uint32_t e = t->pt[i].e < t_cap ? t->pt[i].e : t_cap;
@@ -202,9 +209,11 @@ static void build(struct kd_tree *t, size_t x, size_t lo, size_t hi, uint32_t t_
 		}
 		memcpy(&t->pt[mid], spare, r * sizeof(*spare));
 	}
-	build(t, 2 * x, lo, mid, t_cap, key, spare);
-	build(t, 2 * x + 1, mid, hi, t_cap, key, spare);
+	size_t right = build(t, x + 1, lo, mid, t_cap, key, spare);
+	t->node[x].right = (uint32_t)right;
+	size_t end = build(t, right, mid, hi, t_cap, key, spare);
 	pull(t, x);
+	return end;
 }
 
 /* key = max(key, c) for every unplaced point with s < before and e > after; the
@@ -238,8 +247,8 @@ static void raise_quadrant(struct kd_tree *t, size_t x, size_t lo, size_t hi, ui
 	}
 	size_t mid = lo + (hi - lo) / 2;
 	push_down(t, x);
-	raise_quadrant(t, 2 * x, lo, mid, before, after, c, place);
-	raise_quadrant(t, 2 * x + 1, mid, hi, before, after, c, place);
+	raise_quadrant(t, x + 1, lo, mid, before, after, c, place);
+	raise_quadrant(t, nd->right, mid, hi, before, after, c, place);
 	pull(t, x);
 }
 
@@ -249,24 +258,25 @@ struct min_path {
 	size_t leaf, lo, hi;
 };
 
-/* Finds that point, pushing the tags on the way down to it. */
+/* Finds that point, pushing the tags on the way down to it; NULL if it is not
+ * there (a bug: the caller gives up rather than abort the program it runs in). */
 static struct kd_point *find_min(struct kd_tree *t, struct min_path *mp)
 {
-	size_t x = 1, lo = 0, hi = t->m;
-	const uint64_t m1 = t->node[1].min1;
-	const uint32_t r1 = t->node[1].rank1;
+	size_t x = 0, lo = 0, hi = t->m;
+	const uint64_t m1 = t->node[0].min1;
+	const uint32_t r1 = t->node[0].rank1;
 
 	mp->depth = 0;
 	while (!is_leaf(lo, hi)) {
 		size_t mid = lo + (hi - lo) / 2;
 		mp->node[mp->depth++] = x;
 		push_down(t, x);
-		const struct kd_node *left = &t->node[2 * x];
+		const struct kd_node *left = &t->node[x + 1];
 		if (left->min1 == m1 && left->rank1 == r1) {
-			x = 2 * x;
+			x = x + 1;
 			hi = mid;
 		} else {
-			x = 2 * x + 1;
+			x = t->node[x].right;
 			lo = mid;
 		}
 	}
@@ -277,7 +287,7 @@ static struct kd_point *find_min(struct kd_tree *t, struct min_path *mp)
 	for (size_t i = lo; i < hi; i++)
 		if (t->pt[i].key == m1 && t->pt[i].rank == r1)
 			return &t->pt[i];
-	abort(); /* the root's minimum is below it: a broken invariant */
+	return NULL; /* the root's minimum is not below it: a broken invariant */
 }
 
 /* Sets the key of p, found by find_min, and brings the nodes above it up to
@@ -367,15 +377,19 @@ int lowest_first_place(const struct plan_item *it, size_t m, const uint32_t *ord
 	uint64_t *split_keys = malloc(m * sizeof(*split_keys));
 	struct kd_point *spare = malloc(m * sizeof(*spare));
 	if (t_cap && split_keys && spare)
-		build(&t, 1, 0, m, t_cap, split_keys, spare);
+		build(&t, 0, 0, m, t_cap, split_keys, spare);
 	free(split_keys);
 	free(spare);
 	if (!t_cap || !split_keys || !spare)
 		goto out;
 
-	while (t.node[1].min1 != KEY_NONE) {
+	while (t.node[0].min1 != KEY_NONE) {
 		struct min_path mp;
 		struct kd_point *p = find_min(&t, &mp);
+		if (!p) {
+			ret = -EFAULT;
+			goto out;
+		}
 		const struct plan_item *b = &it[p->item];
 		uint64_t key = p->key, aligned = align_up(key, b->align_bytes);
 
@@ -394,7 +408,7 @@ int lowest_first_place(const struct plan_item *it, size_t m, const uint32_t *ord
 		off[p->item] = key;
 		if (top > arena)
 			arena = top;
-		raise_quadrant(&t, 1, 0, m, p->e, p->s, top == KEY_NONE ? KEY_NONE - 1 : top,
+		raise_quadrant(&t, 0, 0, m, p->e, p->s, top == KEY_NONE ? KEY_NONE - 1 : top,
 			       (size_t)(p - t.pt));
 	}
 	*arena_bytes = arena;
