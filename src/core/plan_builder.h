@@ -1,7 +1,7 @@
 /* Re-planning a planned image: its entries packed again by the event packer and the
- * planner proper, the smaller arena winning. `memplan plan PLAN` uses it, and so
- * does the recorder at exit for traces small enough (recording.h). Pure: no global
- * state. */
+ * planner proper, the smaller arena winning. `memplan plan PLAN` and `memplan
+ * record` (tools/plan_replan.h) use it, and so does the recorder at exit for
+ * traces small enough (recording.h). Pure: no global state. */
 #pragma once
 
 #include <stdint.h>
@@ -9,10 +9,12 @@
 #include "plan_file.h"
 #include "planner.h"
 
-/* The planner's first heuristic costs about a microsecond per block. At exit of a
+/* The planner's quick pass costs one to two microseconds per block (event-order
+ * best fit, then lowest offset first, which stops at the deadline). At exit of a
  * recording, within a budget of S seconds, it is worth running only on traces of
  * up to S times this many blocks; bigger ones keep the plan made while recording
- * until `memplan plan` re-plans them offline. */
+ * until `memplan record` re-plans them once the command has ended (or `memplan
+ * plan` does). */
 #define PLANNER_BLOCKS_PER_SECOND 500000.0
 
 /* At exit of a recording, the planner runs only where the arena is at least this
