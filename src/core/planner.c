@@ -542,11 +542,17 @@ int planner_solve(struct block *blocks, size_t n, const struct planner_options *
 		target = (uint64_t)((double)lower * (1 + opt->slack));
 	if (capacity > target)
 		target = capacity;
+	uint64_t quick_arena = 0;
 	for (size_t q = 0; q < nparts; q++) {
 		ret = part_quick(&parts[q], scratch, order, limit_s > 0 ? deadline_s : 0, target);
 		if (ret)
 			goto err_free;
+		if (parts[q].arena_bytes > quick_arena)
+			quick_arena = parts[q].arena_bytes;
 	}
+	/* The quick pass of a big trace takes seconds: say where it ended. */
+	if (opt && opt->progress)
+		opt->progress(opt->progress_ctx, quick_arena, lower, planner_now_s() - t0);
 	if (limit_s > 0) {
 		for (size_t q = 0; q < nparts; q++) {
 			struct part *p = &parts[q];
