@@ -260,9 +260,13 @@ static void **remember(uintptr_t return_address, uintptr_t frame, void *const *i
 	for (int k = 1; k < n; k++)
 		if (at[k] <= frame || at[k] - frame > UINT32_MAX)
 			return cookie;
-	recent = callsite_recent_slot(return_address, depth);
+	recent = callsite_recent_set(return_address, depth);
+	const uintptr_t salted = callsite_salted(return_address);
+	if (!callsite_recent_holds(recent, salted, depth) &&
+	    (callsite_recent_holds(recent + 1, salted, depth) || recent->return_address))
+		recent++;
 	recent->cookie = *cookie;
-	recent->return_address = callsite_salted(return_address);
+	recent->return_address = salted;
 	recent->depth = (uint32_t)depth;
 	recent->site = site;
 	recent->frames = (uint32_t)n - 1;
