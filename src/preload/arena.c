@@ -68,12 +68,12 @@ int arena_map(uint64_t bytes, bool prefault)
 		munmap(raw, (size_t)(base - raw));
 	if (raw + map_bytes > end)
 		munmap(end, (size_t)(raw + map_bytes - end));
-	/* Huge pages where the kernel has them: blocks are placed by the plan, not by
-	 * recency, so a 4 KiB-page arena takes a TLB miss on most claims. The plan
-	 * means to use every byte of the arena at some point, so this costs no
-	 * memory that the plan does not already count (measured: the same peak RSS
-	 * on the benchmarks' workloads). */
-	madvise(base, (size_t)(end - base), MADV_HUGEPAGE);
+	/* Huge pages as the system's policy says, as glibc and mimalloc leave them.
+	 * Asked for with MADV_HUGEPAGE, the churn benchmark ran no faster, and the
+	 * big-buffer one 13% faster run back to back but 1.6x slower after the
+	 * machine had idled a few seconds (a fresh huge page is 2 MiB to clear,
+	 * which a virtual machine may first fetch from its host); and a partly
+	 * used huge page counts 2 MiB resident. */
 	arena_coarse = meta;
 	arena_fine = (_Atomic uint64_t *)((char *)meta + coarse_bytes);
 	arena_granules = count;
