@@ -4,7 +4,7 @@
 # bytes of each block), for glibc, jemalloc, mimalloc, tcmalloc and memplan replay.
 # callgrind counts instructions, not time, so the figures repeat from run to run
 # even on a loaded machine; they leave out what instructions do not show (cache
-# misses, page faults, the arena's huge pages).
+# misses, page faults).
 #
 #   [BENCH_REV=REV] scripts/bench/instructions.sh [--ops N] [--write [FILE]]
 #
