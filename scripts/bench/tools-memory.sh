@@ -96,8 +96,9 @@ for row in sys.argv[1:]:
     (plain, plain_s, raw, raw_s, rec, rec_s, show, show_s, js, js_s, p0, p0_s, p1, p1_s) = v
     mib = lambda kib: "%.1f MiB" % (kib / 1024)
     per_m = (raw - plain) / 1024 / (allocs / 1e6)
-    print("| %s | %s | %.1f MiB | %s → %s (%.2f MiB) | %s, %.2f s | %s, %.2f s | %s, %.2f s | %s, %.2f s | %s, %.2f s |" % (
-        name, "{:,}".format(allocs), plan_bytes / 2**20, mib(plain), mib(raw), per_m,
+    size = "%.1f MiB" % (plan_bytes / 2**20) if plan_bytes >= 2**20 else "%.1f KiB" % (plan_bytes / 1024)
+    print("| %s | %s | %s | %s → %s (%.2f MiB) | %s, %.2f s | %s, %.2f s | %s, %.2f s | %s, %.2f s | %s, %.2f s |" % (
+        name, "{:,}".format(allocs), size, mib(plain), mib(raw), per_m,
         mib(rec), rec_s, mib(show), show_s, mib(js), js_s, mib(p0), p0_s, mib(p1), p1_s))
 EOF
 )
@@ -106,7 +107,8 @@ if [ -n "$write" ]; then
 	note="Written by \`scripts/bench/tools-memory.sh --write\` on $(date -u '+%Y-%m-%d'), memplan \
 $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (release build): bench-churn \
 8000000 and the fault suite's \`churn 1250000\`, each about ten million allocations. Peak \
-resident sets and wall times from GNU time; one run each."
+resident sets and wall times from GNU time; one run each. \`memplan record\` includes naming the \
+plan's frames and re-planning it once the program has ended (\`--plan-seconds\`, 5 s by default)."
 	python3 - "$write" "$note" "$table" <<'EOF'
 import re, sys
 path, note, table = sys.argv[1:4]
