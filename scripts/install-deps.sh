@@ -7,8 +7,7 @@
 set -euo pipefail
 
 build=(
-  meson ninja-build pkg-config gcc
-  libunwind-dev   # call-site unwinding (unw_backtrace and its per-thread cache)
+  meson ninja-build pkg-config gcc   # gcc's libgcc: _Unwind_Backtrace, for call sites
   uthash-dev      # hash tables for sites, allocating through libc
   libdw-dev       # symbolising frames (memplan record stores them, show and diff print them)
   g++             # its libstdc++-dev: __cxa_demangle, for C++ names

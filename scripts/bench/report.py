@@ -570,8 +570,8 @@ def main():
       "past them as pools of slots or a tail of places (the plan-size table). Replay "
       "validates the plan a mebibyte at a time, giving pages back as it goes, and reads "
       "each call site's entries with pread into a small window, so the plan adds little "
-      "to the peak RSS; the rest of memplan's RSS above the arena is its libraries "
-      "(libunwind and liblzma) and the allocations that went to libc.")
+      "to the peak RSS; the rest of memplan's RSS above the arena is its own code and "
+      "tables, libgcc's unwinder, and the allocations that went to libc.")
     w("- Where allocations are few and large (layers), the arena is mapped once and its "
       "pages stay resident, so the program neither waits for the allocator nor "
       "page-faults again in later iterations.")

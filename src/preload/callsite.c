@@ -9,7 +9,6 @@
 #include <string.h>
 
 #define UNW_LOCAL_ONLY
-#include <libunwind.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -23,8 +22,8 @@
 /* Stack walks are checked by unwinding (stack_of): a thread checks one walk
  * after WALK_CHECK_GAP_MIN, and the gap doubles while checks agree, up to
  * WALK_CHECK_GAP_MAX; a disagreement starts it again from the least. An unwind
- * by libunwind costs some microseconds on a deep stack (3 us in sqlite3): at the
- * least gap these checks took 7% of a replay of it. */
+ * costs some microseconds on a deep stack (3 us in sqlite3, with libunwind): at
+ * the least gap these checks took 7% of a replay of it. */
 #define WALK_CHECK_GAP_MIN 64
 #define WALK_CHECK_GAP_MAX 4096
 
@@ -75,8 +74,6 @@ int callsite_init(unsigned depth, const struct callsite_interner *in)
 		return -EINVAL;
 	callsite_depth = depth;
 	interner = *in;
-	/* Per-thread caches: no lock inside libunwind on the hot path. */
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	if (addr_map_init(&raw_to_site, 1024) < 0 || addr_map_init(&module_key_to_index, 64) < 0)
 		return -ENOMEM;
 	frame_walk_init(); /* without it, every stack is unwound */
@@ -185,13 +182,16 @@ static struct callsite_origin take_origin(void)
 
 /* The caller's return addresses, up to the depth, into ips, and where each lies
  * on the stack into at: walked from the origin when its frames are learned,
- * else unwound by libunwind, which teaches the walk. Returns how many. */
+ * else unwound, which teaches the walk. Returns how many: 0 for an allocation
+ * of the unwinder's own, which has no site. */
 static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at)
 {
 	uintptr_t sps[CALLSITE_MAX_DEPTH];
 	int n = FRAME_WALK_NEVER;
 	bool outermost;
 
+	if (frame_walk_from_unwinder(origin.return_address))
+		return 0;
 	/* The origin's frame is the shim's: its caller's stack pointer is two words up. */
 	if (origin.return_address && origin.frame >= callsite_stack_low &&
 	    origin.frame < callsite_stack_top)
@@ -199,7 +199,7 @@ static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at)
 			       callsite_stack_top, ips, at, (int)callsite_depth);
 	/* A frame that keeps one size long enough to be trusted and then changes it
 	 * would be walked wrong: now and then (WALK_CHECK_GAP_MIN) a walk is compared
-	 * with libunwind's, and if they differ, the unwind teaches the walk (which
+	 * with an unwind, and if they differ, the unwind teaches the walk (which
 	 * finds the change and stops the walks through it). */
 	uint32_t gap = walk_check_gap ? walk_check_gap : WALK_CHECK_GAP_MIN;
 	if (n >= 0 && ++walks_since_check < gap)
@@ -326,8 +326,6 @@ static __attribute__((noinline)) void catch_up(uintptr_t salt)
 	if (tables_salt != salt) {
 		addr_map_clear(&raw_to_site);
 		frame_walk_forget();
-		/* libunwind keeps what it learned of each address, too. */
-		unw_flush_cache(unw_local_addr_space, 0, 0);
 		module_table_refresh(&modules);
 		tables_salt = salt;
 	}

@@ -3,7 +3,7 @@
  * run of the same binaries, whatever ASLR does.
  *
  * The raw stack comes from a walk on learned frame sizes (frame_walk.h) where
- * every frame on it has been learned, else from libunwind, which teaches the
+ * every frame on it has been learned, else from an unwind, which teaches the
  * walk. Resolving frames to modules is the slow part, so it is done once per
  * distinct raw stack: a cache maps the hash of the raw return addresses (stable
  * within one process) to the site index the owner interned for it. memplan's own
@@ -173,7 +173,7 @@ int callsite_init(unsigned depth, const struct callsite_interner *interner);
  * the site of the stack walked from it on learned frame sizes, if this
  * thread's cache of walked stacks knows it; the origin's slot then holds that
  * stack. Else CALLSITE_UNKNOWN, and only callsite_capture can tell (it also
- * makes the walks' periodic checks against libunwind, and learns). Does not
+ * makes the walks' periodic checks against an unwind, and learns). Does not
  * allocate, takes no lock. */
 uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cookie);
 

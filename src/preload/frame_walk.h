@@ -1,20 +1,20 @@
 /* Walking the stack from learned frame sizes (x86-64), so that capturing a call
  * site costs a few loads instead of an unwind.
  *
- * Unwinding finds each caller from the unwind tables, which is what libunwind
+ * Unwinding finds each caller from the unwind tables, which is what an unwinder
  * spends its time on. But at a given return address the frame of the function
  * it returns into has, in compiled code, one size (unless that function sizes
  * its frame at run time: alloca, realignment). Once the size is known, the
  * caller's return address is one load: it lies just below the caller's stack
  * pointer, which is this frame's stack pointer plus the size.
  *
- * The sizes are learned from libunwind's own walks (frame_walk_unwind and
+ * The sizes are learned from the unwinder's walks (frame_walk_unwind and
  * frame_walk_learn): the
  * difference between the stack pointers of consecutive frames, accepted only if
  * the next return address is found where that size puts it. A size is trusted
  * once FRAME_WALK_CHECKS walks agreed on it; one walk that disagrees, or a frame
  * that is no plain call (a signal frame), marks the return address as varying,
- * and walks through it always go to libunwind. The outermost frame (no caller)
+ * and walks through it always go to the unwinder. The outermost frame (no caller)
  * is learned like a size.
  *
  * A wrong size can only give wrong frames, never a fault: every load is a word
@@ -45,7 +45,14 @@ int frame_walk_init(void);
  * FRAME_WALK_NEVER. Lock-free. */
 int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base, void **ips, uintptr_t *at, int max);
 
-/* Unwinds the calling thread with libunwind, as unw_backtrace does: skips the
+/* Whether return_address lies in the unwinder's own code. libgcc's unwinder
+ * calls malloc while it holds a lock that it takes again to unwind (sorting
+ * the unwind tables that a JIT registered with __register_frame): a stack
+ * unwound from such an allocation would wait on itself. Those few allocations
+ * are never unwound (stack_of). */
+bool frame_walk_from_unwinder(uintptr_t return_address);
+
+/* Unwinds the calling thread with libgcc's unwinder (_Unwind_Backtrace): skips the
  * frames whose return addresses lie in [skip_start, skip_end) before the first
  * kept one, keeps up to max return addresses in ips and the frames' stack
  * pointers in sps, and sets *outermost if the last kept frame has no caller.

@@ -1,5 +1,5 @@
 /* The reentrancy guard. While it is set on a thread, every allocation that thread
- * makes goes straight to libc: this is how memplan's own allocations (libunwind,
+ * makes goes straight to libc: this is how memplan's own allocations (the unwinder's,
  * uthash, the recording) stay out of the recording and out of the arena.
  * initial-exec TLS: reading it never allocates and never calls __tls_get_addr. */
 #pragma once

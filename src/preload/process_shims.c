@@ -2,8 +2,7 @@
  * current mode (record writes the plan of the image that is about to go away,
  * replay its statistics), since neither runs atexit handlers or destructors;
  * pthread_create gives each new thread its lineage name (thread_lineage.h); and
- * dlclose tells the call-site caches when a module went away (callsite.h); and
- * pipe2 keeps libunwind's pipe out of the program's descriptors.
+ * dlclose tells the call-site caches when a module went away (callsite.h).
  * The execl* forms are turned into arrays here because glibc's own execl calls an
  * internal execve that no preload can see. */
 #define _GNU_SOURCE
@@ -13,7 +12,6 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "callsite.h"
@@ -181,21 +179,6 @@ MEMPLAN_EXPORT void _exit(int status)
 MEMPLAN_EXPORT void _Exit(int status)
 {
 	_exit(status);
-}
-
-/* libunwind makes a pipe of its own (it tests whether an address can be read
- * by writing from it) the first time it unwinds, which is always inside
- * memplan: those two descriptors are moved out of the program's way
- * (quiet_fd.h). Every other pipe is the program's and left as it is. */
-MEMPLAN_EXPORT int pipe2(int fds[2], int flags)
-{
-	int r = (int)syscall(SYS_pipe2, fds, flags);
-
-	if (r == 0 && guard_active()) {
-		fds[0] = quiet_fd(fds[0]);
-		fds[1] = quiet_fd(fds[1]);
-	}
-	return r;
 }
 
 MEMPLAN_EXPORT int dlclose(void *handle)

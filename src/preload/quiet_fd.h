@@ -1,5 +1,5 @@
 /* The descriptors memplan keeps open in the program (the plan it replays,
- * libunwind's pipe) are moved to numbers high above those the program uses, so
+ * a copy of stderr) are moved to numbers high above those the program uses, so
  * that a preloaded program sees the same numbers as a plain run: the first free
  * descriptor is the same, and a program that passes descriptor numbers to its
  * children (Python's multiprocessing does) finds them where it expects. */

@@ -3,7 +3,7 @@
  * planned image merged into the plan file.
  *
  * All functions expect the guard to be set by the caller, so that the bookkeeping
- * they do (libunwind, tables) goes to libc. */
+ * they do (the unwinder's, tables) goes to libc. */
 #pragma once
 
 #include <stdbool.h>

@@ -1,7 +1,7 @@
-/* frame_walk against libunwind, on stacks of many shapes: recursion of random
+/* frame_walk against the unwinder (libgcc's), on stacks of many shapes: recursion of random
  * depth, calls through a table of functions with different frames, frames sized
  * at run time (alloca), and a second thread. Every walk that finishes must give
- * exactly libunwind's return addresses; frames whose size changes must stop
+ * exactly the unwinder's return addresses; frames whose size changes must stop
  * being walked; and most captures must be walked once the sizes are learned. */
 #define _GNU_SOURCE
 #include <alloca.h>
@@ -36,7 +36,7 @@ static __thread volatile int captures, walked, refused;
 static __thread bool lenient;
 
 /* What an allocation shim does: notes its caller's return address and stack
- * pointer, then compares a walk from them with libunwind and teaches the table. */
+ * pointer, then compares a walk from them with an unwind and teaches the table. */
 static FRAME void capture(void)
 {
 	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
@@ -46,9 +46,13 @@ static FRAME void capture(void)
 	bool outermost;
 	int n = frame_walk_unwind(0, 0, ips, sps, 64, &outermost), k = 0;
 
+	/* A stack of fewer frames than asked for ends at a frame with no caller
+	 * (_start, or the thread's clone): without it known, no walk would finish. */
+	CHECK(n == 64 || outermost);
+
 	while (k < n && (uintptr_t)ips[k] != ra)
 		k++;
-	/* The shim's frame is where the walk starts: libunwind must agree. */
+	/* The shim's frame is where the walk starts: the unwinder must agree. */
 	CHECK(k < n && sps[k] == sp);
 	int want = n - k;
 	int w = frame_walk(ra, sp, stack_top, walk, at, want);
