@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UNW_LOCAL_ONLY
-
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 

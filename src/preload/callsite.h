@@ -81,9 +81,9 @@ void callsite_after_dlclose(void);
  * is never cached: every call is walked.
  *
  * Two ways a set: the set of an origin hangs on its return address, which ASLR
- * moves, so with one way two hot origins shared a slot in about a third of the
- * runs of a 6-site churn and took turns walking their stacks (replay 1.3x
- * slower in those runs). An origin lives in one way only: the one holding its
+ * moves, so with one way two hot origins shared a slot in about half of the
+ * runs of the churn benchmark and took turns walking their stacks (replay
+ * 1.25x slower in those runs). An origin lives in one way only: the one holding its
  * key, else an empty one, else the second, so a third origin, or an origin
  * reached by many stacks (a wrapper), never evicts the first way's. */
 #define CALLSITE_RECENT	  256

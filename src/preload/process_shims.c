@@ -17,7 +17,6 @@
 #include "callsite.h"
 #include "guard.h"
 #include "init.h"
-#include "quiet_fd.h"
 #include "real_libc.h"
 #include "record.h"
 #include "strict.h"
