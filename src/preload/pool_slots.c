@@ -139,8 +139,21 @@ void pool_slots_open(uint32_t chunk)
 {
 	struct chunk_span *s = &spans[span_of_chunk[chunk]];
 
-	if (!atomic_exchange_explicit(&s->opened, true, memory_order_relaxed))
+	if (!atomic_exchange_explicit(&s->opened, true, memory_order_relaxed)) {
 		set_bits(s->pool->fresh, s->first_slot, s->first_slot + s->slot_count);
+		pool_slots_hint(&s->pool->fresh_maybe);
+	}
+}
+
+/* Begins a search of the words that flag hints at: false if it need not look,
+ * else the flag is cleared (whatever sets a bit from now on sets it again). */
+static bool search_begins(_Atomic bool *flag)
+{
+	if (!atomic_load_explicit(flag, memory_order_relaxed))
+		return false;
+	atomic_store_explicit(flag, false, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	return true;
 }
 
 /* Takes a set bit of words[0..count) from *cursor on, clearing it; its slot, or
@@ -173,20 +186,27 @@ static uint64_t slot_offset(const struct pool_slots *p, uint32_t slot)
 
 uint64_t pool_slots_take_search(struct pool_slots *p)
 {
+	if (!search_begins(&p->ready_maybe))
+		return POOL_SLOTS_NONE;
 	uint32_t slot = take_bit(p->ready, p->words, &p->cursor);
 
 	if (slot == UINT32_MAX)
 		return POOL_SLOTS_NONE;
+	pool_slots_hint(&p->ready_maybe); /* others may be left */
 	lone_fetch_or(&p->live[slot / 64], UINT64_C(1) << (slot % 64));
 	return slot_offset(p, slot);
 }
 
 uint64_t pool_slots_take_fresh(struct pool_slots *p, uint32_t tries)
 {
+	if (!tries || !search_begins(&p->fresh_maybe))
+		return POOL_SLOTS_NONE;
 	for (uint32_t t = 0; t < tries; t++) {
 		uint32_t slot = take_bit(p->fresh, p->words, &p->fresh_cursor);
 		if (slot == UINT32_MAX)
-			break;
+			return POOL_SLOTS_NONE; /* none left: the hint stays clear */
+		if (t == 0)
+			pool_slots_hint(&p->fresh_maybe); /* others may be left */
 		uint64_t offset = slot_offset(p, slot);
 		if (!arena_claim(offset, p->slot_bytes))
 			continue; /* busy: fresh again once what holds it is freed */
@@ -244,6 +264,7 @@ void pool_slots_freed_in(uint64_t offset, uint32_t first)
 		uint64_t bit = UINT64_C(1) << (slot % 64);
 		if (!(atomic_load_explicit(&s->pool->owned[slot / 64], memory_order_relaxed) & bit)) {
 			lone_fetch_or(&s->pool->fresh[slot / 64], bit);
+			pool_slots_hint(&s->pool->fresh_maybe);
 			return;
 		}
 	}
