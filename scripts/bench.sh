@@ -281,15 +281,12 @@ done
 
 # record WL WHICH PLAN records the workload's command into PLAN and keeps the plan's
 # size and `memplan show --json` beside it; its output must be glibc's.
-record_id=$(($(date +%s) * 1000))
 record() {
 	local wl=$1 which=$2 plan=$3 ref="$work/out/$1.ref"
 	[ "$which" = rec ] && ref="$work/out/$1.rec.ref"
-	record_id=$((record_id + 1))
 	workload_cmd "$wl" "$which"
-	env "${common_env[@]}" "${w_env[@]}" MEMPLAN_MODE=record MEMPLAN_PLAN="$plan" \
-		MEMPLAN_RECORD_ID=$record_id LD_PRELOAD="$lib" "${w_cmd[@]}" <"$w_in" \
-		>"$work/out/record.out" || die "recording $wl failed"
+	env "${common_env[@]}" "${w_env[@]}" "$cli" record -o "$plan" -- "${w_cmd[@]}" \
+		<"$w_in" >"$work/out/record.out" || die "recording $wl failed"
 	cmp -s "$work/out/record.out" "$ref" ||
 		die "recording $wl printed something else than glibc did"
 	[ -s "$plan" ] || die "recording $wl wrote no plan"
@@ -325,18 +322,16 @@ for ((rep = 1; rep <= reps; rep++)); do
 	done
 done
 
-# Profilers: a memplan recording (which also plans and writes the plan file at exit)
-# against heaptrack (which also interprets and compresses its trace), alternating,
-# both on the workload's recorded command.
+# Profilers: `memplan record`, as users run it (the recording, then re-planning and
+# symbolising the plan file), against heaptrack (which also interprets and
+# compresses its trace), alternating, both on the workload's recorded command.
 for ((rep = 1; rep <= reps; rep++)); do
 	for wl in "${workloads[@]}"; do
 		say "profilers: repetition $rep/$reps, $wl"
 		for ((k = 0; k < 2; k++)); do
 			if [ $(((k + rep) % 2)) -eq 1 ]; then
-				record_id=$((record_id + 1))
 				run_measured profiler "$wl" "memplan record" "$rep" "$work/prof/out" \
-					MEMPLAN_MODE=record MEMPLAN_PLAN="$work/prof/$wl.plan" \
-					MEMPLAN_RECORD_ID=$record_id LD_PRELOAD="$lib"
+					"$cli" record -o "$work/prof/$wl.plan" --
 				stat -c %s "$work/prof/$wl.plan" >>"$work/prof/$wl.memplan.size" 2>/dev/null || true
 				rm -f "$work/prof/$wl.plan"
 			else

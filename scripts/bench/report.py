@@ -323,7 +323,7 @@ def main():
       "shared objects. memplan replay uses the raw form (`MEMPLAN_MODE=replay "
       "MEMPLAN_PLAN=… LD_PRELOAD=libmemplan.so`), so the CLI's start-up is not "
       "counted. Each workload's plan was recorded once, before any timed run, with "
-      "`MEMPLAN_MODE=record` on the workload's recorded run: the replayed run itself, "
+      "`memplan record -o PLAN --` on the workload's recorded run: the replayed run itself, "
       "except for the workloads marked below, whose plan comes from a shorter run.")
     w("- Every run's output is compared with glibc's; a run that fails or prints "
       "something else is left out of the figures and listed below.")
@@ -449,10 +449,10 @@ def main():
 
     w("## Plans and the length of the run")
     w("")
-    w("A plan holds at most 4096 exact entries per call site, and pools for what goes "
-      "on past them, so its size is bounded by the program's call sites, not by the "
-      "length of the run: a longer recording adds entries only to sites that had not "
-      "yet filled their 4096. For the workloads replayed on a longer run, the longer "
+    w("A plan holds at most 4096 exact entries per call site (16,384 for a site whose "
+      "blocks pile up), and pools for what goes on past them, so its size is bounded "
+      "by the program's call sites, not by the length of the run: a longer recording "
+      "adds entries only to sites that had not yet filled theirs. For the workloads replayed on a longer run, the longer "
       "run was also recorded once (that plan is not used) to compare the sizes.")
     w("")
     w("| workload | recorded run: allocations | plan file | exact entries | pools "
@@ -481,8 +481,9 @@ def main():
     w("## Profilers: memplan record against heaptrack")
     w("")
     w("Both profile the workload's recorded run (for the workloads marked \\*, the short "
-      "one). `memplan record` here includes planning the arena and writing the plan "
-      "at exit; `heaptrack -o FILE CMD` includes interpreting and compressing its "
+      "one). `memplan record -o PLAN -- CMD` here includes planning each process's "
+      "arena at its exit, re-planning them once CMD has ended and storing the call "
+      "sites' symbols in the plan; `heaptrack -o FILE CMD` includes interpreting and compressing its "
       "trace. Peak RSS is the largest single process (heaptrack runs the program, its "
       "interpreter and a compressor as separate processes).")
     w("")
@@ -566,7 +567,8 @@ def main():
       "do. Programs made of millions of small, short-lived allocations (churn, sqlite3) "
       "pay it on every call; churn-touch, which writes only 8 bytes of each block, "
       "shows that cost with little else around it.")
-    w("- A plan holds each call site's first 4096 occurrences exactly, and what goes on "
+    w("- A plan holds each call site's first 4096 occurrences exactly (16,384 if its "
+      "blocks pile up), and what goes on "
       "past them as pools of slots or a tail of places (the plan-size table). Replay "
       "validates the plan a mebibyte at a time, giving pages back as it goes, and reads "
       "each call site's entries with pread into a small window, so the plan adds little "
