@@ -62,6 +62,21 @@ static inline uint64_t lone_fetch_and(_Atomic uint64_t *word, uint64_t bits)
 	return atomic_fetch_and(word, bits);
 }
 
+/* Clears bit n of *word; returns whether it was set. With threads, one
+ * `lock btr` (GCC matches this form), where lone_fetch_and with its result
+ * used is a compare-and-swap loop. */
+static inline bool lone_test_and_clear(_Atomic uint64_t *word, unsigned n)
+{
+	const uint64_t bit = UINT64_C(1) << n;
+
+	if (lone_thread()) {
+		uint64_t old = atomic_load_explicit(word, memory_order_relaxed);
+		atomic_store_explicit(word, old & ~bit, memory_order_relaxed);
+		return old & bit;
+	}
+	return atomic_fetch_and(word, ~(UINT64_C(1) << n)) & (UINT64_C(1) << n);
+}
+
 static inline uint32_t lone_fetch_add32(_Atomic uint32_t *word, uint32_t n)
 {
 	if (lone_thread()) {

@@ -89,7 +89,7 @@ static inline uint64_t pool_slots_take_near(struct pool_slots *p)
 	const uint64_t bits = atomic_load_explicit(&p->ready[w], memory_order_relaxed);
 	const uint64_t bit = bits & -bits;
 
-	if (!bits || !(lone_fetch_and(&p->ready[w], ~bit) & bit))
+	if (!bits || !lone_test_and_clear(&p->ready[w], (unsigned)__builtin_ctzll(bits)))
 		return POOL_SLOTS_NONE;
 	lone_fetch_or(&p->live[w], bit);
 	return p->word_offset[w] + (uint64_t)__builtin_ctzll(bit) * p->slot_bytes;
@@ -150,7 +150,7 @@ static inline enum pool_release pool_slots_give_back(struct pool_slots *p, uint3
 {
 	const uint64_t bit = UINT64_C(1) << (slot % 64);
 
-	if (!(lone_fetch_and(&p->live[slot / 64], ~bit) & bit))
+	if (!lone_test_and_clear(&p->live[slot / 64], slot % 64))
 		return POOL_NOT_LIVE;
 	lone_fetch_or(&p->ready[slot / 64], bit);
 	atomic_store_explicit(&p->cursor, slot / 64, memory_order_relaxed);

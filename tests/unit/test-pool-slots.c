@@ -6,7 +6,8 @@
  * the pool could not claim makes that slot fresh again. The hints that let
  * a search skip words with no bit set are cleared by a search that found
  * nothing and set again by whatever sets a bit: a search is skipped only where
- * it would have found nothing. */
+ * it would have found nothing. A block of the program beside the chunks is
+ * no slot. */
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -19,10 +20,11 @@
 __thread int guard_depth __attribute__((tls_model("initial-exec")));
 
 #define SLOT_BYTES 48
-/* Two chunks, neither a multiple of 64 slots, the second well apart. */
+/* Two chunks, neither a multiple of 64 slots, the second well apart and in
+ * the middle of a page. */
 #define CHUNK0_SLOTS  150
 #define CHUNK1_SLOTS  70
-#define CHUNK1_OFFSET (64 * 1024)
+#define CHUNK1_OFFSET (64 * 1024 + 2048)
 #define ALL_SLOTS     (CHUNK0_SLOTS + CHUNK1_SLOTS)
 
 static bool in_chunks(uint64_t offset)
@@ -86,6 +88,13 @@ int main(void)
 	CHECK(pool_slots_release(taken[n - 1]) == POOL_RELEASED);
 	atomic_store(&p->cursor, 0);
 	CHECK(pool_slots_take(p, 4) == taken[n - 1]);
+
+	/* A block of the program in the page of chunk 1, before it: no slot. */
+	void *neighbour = arena_claim(64 * 1024 + 512, 100);
+	CHECK(neighbour != NULL);
+	CHECK(pool_slots_release(64 * 1024 + 512) == POOL_NOT_SLOT);
+	CHECK(pool_slots_arena_free(neighbour));
+	CHECK(arena_block_bytes(neighbour) == 0); /* released */
 
 	/* The squatter leaves: its slot is fresh again, and the pool claims it. */
 	CHECK(pool_slots_arena_free(squatter));
