@@ -1,8 +1,9 @@
 /* memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD...
  * Runs CMD with the preload library in record mode; every process image that
- * allocates adds its planned image to PLAN, packed at its exit within a small
- * budget of its own so as not to delay it (MEMPLAN_PLAN_SECONDS). Once CMD has
- * ended, the plan's images are re-planned within S seconds as a whole
+ * allocates adds its image to PLAN at its exit, packed by the online allocator
+ * only (the recording id says that the planner runs here, later:
+ * PLAN_RECORD_ID_REPLANNED). Once CMD has ended, the plan's images are
+ * re-planned within S seconds as a whole
  * (plan_replan.h) and its frames symbolised, and both are stored in it in one
  * write (plan_symbolize.h). Exits with CMD's status. */
 #define _GNU_SOURCE
@@ -175,15 +176,16 @@ int cmd_record(int argc, char **argv)
 	}
 
 	clock_gettime(CLOCK_REALTIME, &now);
+	/* Its processes leave the planning to replan_plan (plan_file.h). */
 	const uint64_t id = (((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^
 			     ((uint64_t)getpid() << 40)) |
-			    1;
+			    PLAN_RECORD_ID_REPLANNED;
 	launch_set_mode("record", plan, id);
 	if (depth)
 		setenv("MEMPLAN_DEPTH", depth, 1);
-	/* The processes keep their own small budget at exit (MEMPLAN_PLAN_SECONDS,
-	 * left unset): a variable that replay does not set would change the size of
-	 * the environment that programs copy (bash), and so their allocations. */
+	/* MEMPLAN_PLAN_SECONDS stays unset (the id says to skip the planner at
+	 * exit): a variable that replay does not set would change the size of the
+	 * environment that programs copy (bash), and so their allocations. */
 	char stats[PATH_MAX];
 	bool temporary;
 	off_t from;

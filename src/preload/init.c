@@ -268,6 +268,7 @@ static enum preload_mode read_environment(void)
 			return PRELOAD_OFF;
 		}
 		preload_config.plan_seconds = d;
+		preload_config.plan_seconds_given = true;
 	}
 
 	/* A recording's memory is bounded by what the program does, not by how long
@@ -308,7 +309,8 @@ static enum preload_mode read_environment(void)
 }
 
 /* One id per recording, shared by its processes through the environment: it tells
- * an old plan file (replaced) from one this recording is filling (merged). */
+ * an old plan file (replaced) from one this recording is filling (merged), and
+ * whether memplan record re-plans it afterwards (PLAN_RECORD_ID_REPLANNED). */
 static void read_record_id(void)
 {
 	const char *s = getenv("MEMPLAN_RECORD_ID");
@@ -321,14 +323,17 @@ static void read_record_id(void)
 		v = strtoull(s, &end, 10);
 		if (!*end && v) {
 			preload_config.record_id = v;
+			if ((v & PLAN_RECORD_ID_REPLANNED) && !preload_config.plan_seconds_given)
+				preload_config.plan_seconds = 0;
 			return;
 		}
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
-	preload_config.record_id = ((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^
-				   ((uint64_t)getpid() << 40);
+	preload_config.record_id = (((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^
+				    ((uint64_t)getpid() << 40)) &
+				   ~PLAN_RECORD_ID_REPLANNED;
 	if (!preload_config.record_id)
-		preload_config.record_id = 1;
+		preload_config.record_id = 2;
 	setenv("MEMPLAN_RECORD_ID", log_u64(buf, preload_config.record_id), 1);
 }
 

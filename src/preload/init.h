@@ -29,6 +29,7 @@ struct preload_config {
 	unsigned depth;
 	bool prefault;
 	double plan_seconds;
+	bool plan_seconds_given; /* MEMPLAN_PLAN_SECONDS was set */
 	uint64_t max_allocs;	/* record: allocations recorded at most */
 	unsigned lock_wait_ms; /* record: for the plan file's lock */
 	uint64_t record_id;
