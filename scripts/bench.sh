@@ -324,12 +324,16 @@ done
 
 # Profilers: `memplan record`, as users run it (the recording, then re-planning and
 # symbolising the plan file), against heaptrack (which also interprets and
-# compresses its trace), alternating, both on the workload's recorded command.
+# compresses its trace), and the command alone (what no profiler can beat), in
+# turn, all on the workload's recorded command.
 for ((rep = 1; rep <= reps; rep++)); do
 	for wl in "${workloads[@]}"; do
 		say "profilers: repetition $rep/$reps, $wl"
-		for ((k = 0; k < 2; k++)); do
-			if [ $(((k + rep) % 2)) -eq 1 ]; then
+		for ((k = 0; k < 3; k++)); do
+			turn=$(((k + rep) % 3))
+			if [ $turn -eq 2 ]; then
+				run_measured profiler "$wl" plain "$rep" "$work/prof/out"
+			elif [ $turn -eq 1 ]; then
 				run_measured profiler "$wl" "memplan record" "$rep" "$work/prof/out" \
 					"$cli" record -o "$work/prof/$wl.plan" --
 				stat -c %s "$work/prof/$wl.plan" >>"$work/prof/$wl.memplan.size" 2>/dev/null || true

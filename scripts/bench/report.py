@@ -485,25 +485,32 @@ def main():
       "arena at its exit, re-planning them once CMD has ended and storing the call "
       "sites' symbols in the plan; `heaptrack -o FILE CMD` includes interpreting and compressing its "
       "trace. Peak RSS is the largest single process (heaptrack runs the program, its "
-      "interpreter and a compressor as separate processes).")
+      "interpreter and a compressor as separate processes). *Command alone* is the "
+      "recorded command run plainly, in turn with the two: no profiler that runs in the "
+      "program's process can take less, so its ratio to heaptrack is the floor of "
+      "memplan's.")
     w("")
     w("| workload | memplan record (s) | heaptrack (s) | time, memplan / heaptrack "
+      "| command alone (s) | floor: alone / heaptrack "
       "| memplan record peak RSS (MiB) | heaptrack peak RSS (MiB) "
       "| peak RSS, memplan / heaptrack | plan file | heaptrack file |")
-    w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    w("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     prof_ratio = {}
     for wl in workloads:
         m = stat("profiler", wl, "memplan record", "wall")
         h = stat("profiler", wl, "heaptrack", "wall")
+        alone = stat("profiler", wl, "plain", "wall")
         mr = stat("profiler", wl, "memplan record", "rss_mib")
         hr = stat("profiler", wl, "heaptrack", "rss_mib")
         ps = read_sizes(os.path.join(args.work, "prof", wl + ".memplan.size"))
         hs = read_sizes(os.path.join(args.work, "prof", wl + ".heaptrack.size"))
         ratio = m[0] / h[0] if m and h else None
         prof_ratio[wl] = ratio
-        w("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             mark(wl), fmt_cell(m), fmt_cell(h),
-            "%.2f×" % ratio if ratio else "n/a", fmt_cell(mr), fmt_cell(hr),
+            "%.2f×" % ratio if ratio else "n/a", fmt_cell(alone),
+            "%.2f×" % (alone[0] / h[0]) if alone and h else "n/a",
+            fmt_cell(mr), fmt_cell(hr),
             "%.2f×" % (mr[0] / hr[0]) if mr and hr else "n/a",
             fmt_bytes(statistics.median(ps)) if ps else "n/a",
             fmt_bytes(statistics.median(hs)) if hs else "n/a"))
