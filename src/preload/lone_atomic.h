@@ -77,6 +77,20 @@ static inline bool lone_test_and_clear(_Atomic uint64_t *word, unsigned n)
 	return atomic_fetch_and(word, ~(UINT64_C(1) << n)) & (UINT64_C(1) << n);
 }
 
+/* Sets bit n of *word; returns whether it was set already. With threads, one
+ * `lock bts`. */
+static inline bool lone_test_and_set(_Atomic uint64_t *word, unsigned n)
+{
+	const uint64_t bit = UINT64_C(1) << n;
+
+	if (lone_thread()) {
+		uint64_t old = atomic_load_explicit(word, memory_order_relaxed);
+		atomic_store_explicit(word, old | bit, memory_order_relaxed);
+		return old & bit;
+	}
+	return atomic_fetch_or(word, UINT64_C(1) << n) & (UINT64_C(1) << n);
+}
+
 static inline uint32_t lone_fetch_add32(_Atomic uint32_t *word, uint32_t n)
 {
 	if (lone_thread()) {

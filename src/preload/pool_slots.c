@@ -46,15 +46,14 @@ static int pool_make(struct pool_slots *p, const struct plan_pool *pool,
 	p->words = pool_words(pool, chunks);
 	if (!p->words)
 		return -ENOMEM;
-	/* One block: the four bit arrays, then the words' offsets. */
-	uint64_t *block = __libc_calloc(5 * (size_t)p->words, sizeof(uint64_t));
+	/* One block: the three bit arrays, then the words' offsets. */
+	uint64_t *block = __libc_calloc(4 * (size_t)p->words, sizeof(uint64_t));
 	if (!block)
 		return -ENOMEM;
 	p->ready = (_Atomic uint64_t *)block;
-	p->live = p->ready + p->words;
-	p->owned = p->live + p->words;
+	p->owned = p->ready + p->words;
 	p->fresh = p->owned + p->words;
-	p->word_offset = block + 4 * (size_t)p->words;
+	p->word_offset = block + 3 * (size_t)p->words;
 	for (uint32_t c = pool->first_chunk; c < pool->first_chunk + pool->chunk_count; c++)
 		for (uint32_t s = 0; s < chunks[c].slot_count; s += 64)
 			p->word_offset[w++] = chunks[c].offset_bytes + s * pool->slot_bytes;
@@ -200,7 +199,6 @@ uint64_t pool_slots_take_search(struct pool_slots *p)
 	if (slot == UINT32_MAX)
 		return POOL_SLOTS_NONE;
 	pool_slots_hint(&p->ready_maybe); /* others may be left */
-	lone_fetch_or(&p->live[slot / 64], UINT64_C(1) << (slot % 64));
 	return slot_offset(p, slot);
 }
 
@@ -217,9 +215,8 @@ uint64_t pool_slots_take_fresh(struct pool_slots *p, uint32_t tries)
 		uint64_t offset = slot_offset(p, slot);
 		if (!arena_claim(offset, p->slot_bytes))
 			continue; /* busy: fresh again once what holds it is freed */
-		uint64_t bit = UINT64_C(1) << (slot % 64);
-		lone_fetch_or(&p->owned[slot / 64], bit);
-		lone_fetch_or(&p->live[slot / 64], bit);
+		/* Owned and not ready: live. */
+		lone_fetch_or(&p->owned[slot / 64], UINT64_C(1) << (slot % 64));
 		return offset;
 	}
 	return POOL_SLOTS_NONE;

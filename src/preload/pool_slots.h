@@ -6,13 +6,16 @@
  *
  * A pool's slots are numbered through its chunks in order, each chunk's first
  * slot at a multiple of 64, so that a word of bits lies in one chunk and a
- * slot's place is that word's offset and a multiply. Four bits a slot:
+ * slot's place is that word's offset and a multiply. Three bits a slot:
  *  - fresh: its chunk is open (pool_slots_open) and the pool does not hold it;
  *    it may be free in the arena (cleared when a claim takes it or finds it
  *    busy, set again when a block freed in it leaves it free, maybe);
  *  - owned: the pool holds it in the arena, for good;
- *  - ready: owned and free, to be served at once;
- *  - live: owned and served, not yet freed.
+ *  - ready: owned and free, to be served at once.
+ * An owned slot that is not ready is live: served and not yet freed. So taking
+ * a slot is one bit cleared and freeing it one bit set, whose old value tells a
+ * double free (with threads, one `lock btr` and one `lock bts`; a bit of its
+ * own for live took one more of each, 15% of a 4-thread churn's replay).
  * Soundness rests on the arena's check alone, as for exact entries: a slot
  * becomes the pool's only by an arena claim of the whole slot, which no other
  * live block overlaps (arena.h), and the pool never lets it go, so no other
@@ -35,7 +38,7 @@
 
 /* One pool's slots. */
 struct pool_slots {
-	_Atomic uint64_t *ready, *live, *owned, *fresh; /* words each, bit s: slot s */
+	_Atomic uint64_t *ready, *owned, *fresh; /* words each, bit s: slot s */
 	uint64_t *word_offset;				/* arena offset of slot 64 w */
 	uint64_t slot_bytes;
 	uint32_t words;
@@ -87,12 +90,11 @@ static inline uint64_t pool_slots_take_near(struct pool_slots *p)
 {
 	const uint32_t w = atomic_load_explicit(&p->cursor, memory_order_relaxed);
 	const uint64_t bits = atomic_load_explicit(&p->ready[w], memory_order_relaxed);
-	const uint64_t bit = bits & -bits;
+	const unsigned n = (unsigned)__builtin_ctzll(bits);
 
-	if (!bits || !lone_test_and_clear(&p->ready[w], (unsigned)__builtin_ctzll(bits)))
+	if (!bits || !lone_test_and_clear(&p->ready[w], n))
 		return POOL_SLOTS_NONE;
-	lone_fetch_or(&p->live[w], bit);
-	return p->word_offset[w] + (uint64_t)__builtin_ctzll(bit) * p->slot_bytes;
+	return p->word_offset[w] + (uint64_t)n * p->slot_bytes;
 }
 
 /* A ready slot of p, now live: its arena offset; else, trying up to tries
@@ -145,14 +147,12 @@ static inline bool chunk_span_slot(const struct chunk_span *s, uint64_t offset, 
 }
 
 /* Frees live slot slot of p, owned: ready again, where the next block of p
- * looks first (still in the cache). POOL_NOT_LIVE if it was not live. */
+ * looks first (still in the cache). POOL_NOT_LIVE if it was not live (it was
+ * ready already). */
 static inline enum pool_release pool_slots_give_back(struct pool_slots *p, uint32_t slot)
 {
-	const uint64_t bit = UINT64_C(1) << (slot % 64);
-
-	if (!lone_test_and_clear(&p->live[slot / 64], slot % 64))
+	if (lone_test_and_set(&p->ready[slot / 64], slot % 64))
 		return POOL_NOT_LIVE;
-	lone_fetch_or(&p->ready[slot / 64], bit);
 	atomic_store_explicit(&p->cursor, slot / 64, memory_order_relaxed);
 	pool_slots_hint(&p->ready_maybe);
 	return POOL_RELEASED;
