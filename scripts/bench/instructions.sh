@@ -24,9 +24,8 @@
 # it there: valgrind's own wrapper script then runs without it; the launcher that
 # valgrind runs again at env's exec loads it too, harmlessly). The profile read is
 # the one of bench-churn. memplan replays a plan recorded beforehand, without
-# valgrind, by
-#   CHURN_TOUCH=8 MEMPLAN_MODE=record MEMPLAN_PLAN=PLAN \
-#     LD_PRELOAD=BUILD/src/preload/libmemplan.so BUILD/tests/bench/bench-churn N
+# valgrind, as users record one, by
+#   CHURN_TOUCH=8 BUILD/tools/memplan record -o PLAN -- BUILD/tests/bench/bench-churn N
 # and replays it with MEMPLAN_MODE=replay MEMPLAN_PLAN=PLAN MEMPLAN_STATS=STATS in
 # the environment given to env; STATS shows the plan was found and used.
 #
@@ -83,7 +82,7 @@ if [ -n "${BENCH_REV:-}" ]; then
 	export_rev "$BENCH_REV" "$src"
 fi
 # Only what is measured: the rest of the tree need not build.
-build_release "$src" "$build" src/preload/libmemplan.so tests/bench/bench-churn
+build_release "$src" "$build" src/preload/libmemplan.so tests/bench/bench-churn tools/memplan
 lib="$build/src/preload/libmemplan.so"
 churn="$build/tests/bench/bench-churn"
 if [ ! -x "$churn" ] || [ ! -f "$lib" ]; then
@@ -92,8 +91,8 @@ fi
 cd "$work"
 
 say "recording the plan (without valgrind)"
-CHURN_TOUCH=$touch_bytes MEMPLAN_MODE=record MEMPLAN_PLAN="$work/churn.plan" \
-	LD_PRELOAD="$lib" "$churn" "$ops" >"$work/record.out" || die "recording failed"
+CHURN_TOUCH=$touch_bytes "$build/tools/memplan" record -o "$work/churn.plan" -- \
+	"$churn" "$ops" >"$work/record.out" || die "recording failed"
 CHURN_TOUCH=$touch_bytes "$churn" "$ops" >"$work/glibc.ref" || die "bench-churn failed"
 cmp -s "$work/record.out" "$work/glibc.ref" ||
 	die "the recording printed something else than glibc's run"
