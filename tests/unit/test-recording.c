@@ -552,6 +552,84 @@ static size_t check_folding(uint64_t loops)
 	return len;
 }
 
+/* A table filled for the whole run (site 0: blocks of random sizes, one freed
+ * at random for every four added, so it never settles) beside a steady ring
+ * (site 1): the table is recorded exactly up to RECORDING_WINDOW_MAX
+ * occurrences and folded past them, its pools holding every block it had alive
+ * at once; with the entries they pass the independent checker, and the plan is
+ * about the same size for twice as long a run. Returns the plan's size in
+ * bytes. */
+static size_t check_pile_up(uint64_t blocks_added)
+{
+	struct plan_site input_sites[SITES];
+	struct plan_image im = base_image(input_sites, 3, 108);
+	struct recording_built built;
+	struct recording rec;
+	uint64_t *table = calloc(blocks_added, sizeof(*table));
+	uint64_t *occurrence = calloc(blocks_added, sizeof(*occurrence));
+	uint64_t address = 1 << 20, seed = 5, held = 0, ring[8] = {0};
+	char why[256];
+
+	CHECK(table && occurrence);
+	CHECK(recording_init(&rec) == 0);
+	for (uint32_t s = 0; s < SITES; s++)
+		CHECK(recording_add_site(&rec) == 0 && recording_site_lane(&rec, s, 0) == 0);
+	for (uint64_t i = 0; i < blocks_added; i++) {
+		occurrence[held] = i;
+		table[held++] = address += 4096;
+		CHECK(recording_alloc(&rec, table[held - 1], 0, 16 + check_random(&seed) % 497, 1) ==
+		      0);
+		if (i % 4 == 3) {
+			uint64_t k = check_random(&seed) % held;
+			recording_free(&rec, table[k]);
+			held--;
+			table[k] = table[held];
+			occurrence[k] = occurrence[held];
+		}
+		if (ring[i % 8])
+			recording_free(&rec, ring[i % 8]);
+		ring[i % 8] = address += 4096;
+		CHECK(recording_alloc(&rec, ring[i % 8], 1, 64, 1) == 0);
+	}
+	CHECK(recording_build(&rec, &im, NULL, &built) == 0);
+	CHECK_EQ_U64(im.sites[0].alloc_count, blocks_added);
+	CHECK_EQ_U64(im.sites[0].entry_count, RECORDING_WINDOW_MAX);
+	CHECK_EQ_U64(im.sites[1].entry_count, RECORDING_WINDOW);
+	CHECK_EQ_U64(im.record.folded_count,
+		     2 * blocks_added - RECORDING_WINDOW_MAX - RECORDING_WINDOW);
+	uint64_t table_slots = 0, folded_held = 0;
+	for (uint32_t k = 0; k < im.sites[0].pool_count; k++)
+		table_slots += im.pools[im.sites[0].first_pool + k].slot_count;
+	for (uint64_t k = 0; k < held; k++)
+		folded_held += occurrence[k] >= RECORDING_WINDOW_MAX;
+	CHECK(folded_held > 0 && table_slots >= folded_held); /* alive at the end, in slots */
+
+	struct plan_entry *e;
+	CHECK(plan_image_entries(&im, &e) == 0);
+	struct block *blocks =
+	    calloc(im.record.entry_count + im.record.chunk_count, sizeof(*blocks));
+	for (uint64_t i = 0; i < im.record.entry_count; i++)
+		blocks[i] = (struct block){(e[i].size_bytes + 15) / 16 * 16, e[i].t_start,
+					   e[i].t_end, e[i].offset_bytes, e[i].align_bytes};
+	uint64_t n = add_pools(&im, blocks, im.record.entry_count);
+	if (checker_validate(blocks, n, im.record.arena_bytes, why, sizeof(why)) != 0) {
+		fprintf(stderr, "invalid plan: %s\n", why);
+		exit(1);
+	}
+	void *file;
+	size_t len;
+	CHECK(plan_file_serialize(&im, 1, 1, &file, &len) == 0);
+	CHECK(plan_file_validate(file, len, why, sizeof(why)) == 0);
+	free(file);
+	free(blocks);
+	free(e);
+	free(table);
+	free(occurrence);
+	recording_built_free(&built);
+	recording_fini(&rec);
+	return len;
+}
+
 /* Records four blocks from site 0, each freed at once, then lets damage spoil
  * site 0's log, and checks that the build refuses it. */
 static void build_refuses(void (*damage)(struct recording_ended *log))
@@ -611,6 +689,9 @@ int main(void)
 	check_in_place_runs(5000);
 	size_t short_plan = check_folding(100000), long_plan = check_folding(1000000);
 	CHECK(long_plan < short_plan + short_plan / 100); /* bounded by behaviour */
+	short_plan = check_pile_up(3 * RECORDING_WINDOW_MAX);
+	long_plan = check_pile_up(6 * RECORDING_WINDOW_MAX);
+	CHECK(long_plan < short_plan + short_plan / 10);
 
 	/* One lane, no planner: the entries come out encoded, in-place reallocs too. */
 	struct recording one;
