@@ -452,8 +452,9 @@ def main():
     w("A plan holds at most 4096 exact entries per call site (16,384 for a site whose "
       "blocks pile up), and pools for what goes on past them, so its size is bounded "
       "by the program's call sites, not by the length of the run: a longer recording "
-      "adds entries only to sites that had not yet filled theirs. For the workloads replayed on a longer run, the longer "
-      "run was also recorded once (that plan is not used) to compare the sizes.")
+      "adds entries only to sites that had not yet filled theirs. For the workloads "
+      "replayed on a longer run, the longer run was also recorded once (that plan is "
+      "not used) to compare the sizes.")
     w("")
     w("| workload | recorded run: allocations | plan file | exact entries | pools "
       "| replayed run: allocations | its plan, had it been recorded | plan size ratio |")
@@ -481,10 +482,10 @@ def main():
     w("## Profilers: memplan record against heaptrack")
     w("")
     w("Both profile the workload's recorded run (for the workloads marked \\*, the short "
-      "one). `memplan record -o PLAN -- CMD` here includes planning each process's "
-      "arena at its exit, re-planning them once CMD has ended and storing the call "
-      "sites' symbols in the plan; `heaptrack -o FILE CMD` includes interpreting and compressing its "
-      "trace. Peak RSS is the largest single process (heaptrack runs the program, its "
+      "one). `memplan record -o PLAN -- CMD` here includes packing each process's "
+      "recording at its exit, planning the arena once CMD has ended and storing the "
+      "call sites' symbols in the plan; `heaptrack -o FILE CMD` includes "
+      "interpreting and compressing its trace. Peak RSS is the largest single process (heaptrack runs the program, its "
       "interpreter and a compressor as separate processes). *Command alone* is the "
       "recorded command run plainly, in turn with the two: no profiler that runs in the "
       "program's process can take less, so its ratio to heaptrack is the floor of "
@@ -575,8 +576,7 @@ def main():
       "pay it on every call; churn-touch, which writes only 8 bytes of each block, "
       "shows that cost with little else around it.")
     w("- A plan holds each call site's first 4096 occurrences exactly (16,384 if its "
-      "blocks pile up), and what goes on "
-      "past them as pools of slots or a tail of places (the plan-size table). Replay "
+      "blocks pile up), and what goes on past them as pools of slots or a tail of places (the plan-size table). Replay "
       "validates the plan a mebibyte at a time, giving pages back as it goes, and reads "
       "each call site's entries with pread into a small window, so the plan adds little "
       "to the peak RSS; the rest of memplan's RSS above the arena is its own code and "
