@@ -462,6 +462,35 @@ static void check_in_place_runs(uint64_t runs)
 	recording_fini(&rec);
 }
 
+/* Checks that im's entries and pools never share bytes while both are alive
+ * (the independent checker) and that its plan file is valid; returns the
+ * file's size in bytes. */
+static size_t check_sound(const struct plan_image *im)
+{
+	struct plan_entry *e;
+	char why[256];
+	void *file;
+	size_t len;
+
+	CHECK(plan_image_entries(im, &e) == 0);
+	struct block *blocks =
+	    calloc(im->record.entry_count + im->record.chunk_count, sizeof(*blocks));
+	for (uint64_t i = 0; i < im->record.entry_count; i++)
+		blocks[i] = (struct block){(e[i].size_bytes + 15) / 16 * 16, e[i].t_start,
+					   e[i].t_end, e[i].offset_bytes, e[i].align_bytes};
+	uint64_t n = add_pools(im, blocks, im->record.entry_count);
+	if (checker_validate(blocks, n, im->record.arena_bytes, why, sizeof(why)) != 0) {
+		fprintf(stderr, "invalid plan: %s\n", why);
+		exit(1);
+	}
+	CHECK(plan_file_serialize(im, 1, 1, &file, &len) == 0);
+	CHECK(plan_file_validate(file, len, why, sizeof(why)) == 0);
+	free(file);
+	free(blocks);
+	free(e);
+	return len;
+}
+
 /* A steady loop (site 0: a ring of RING blocks of varying sizes), a growing
  * table (site 1: never freed) and a few one-off blocks (site 2), recorded for
  * loops of 100000 and 1000000 blocks: the loop keeps its window's entries and
@@ -478,7 +507,6 @@ static size_t check_folding(uint64_t loops)
 	struct recording rec;
 	uint64_t ring[RING] = {0}, address = 1 << 20, table = 0, seed = 11;
 	uint64_t live = 0, peak = 0, sizes[RING] = {0};
-	char why[256];
 
 	CHECK(recording_init(&rec) == 0);
 	for (uint32_t s = 0; s < SITES; s++)
@@ -526,27 +554,8 @@ static size_t check_folding(uint64_t loops)
 	}
 
 	CHECK(ring_slots >= RING && ring_slots <= 4 * RING);
-	/* Entries and pools never share bytes while both are alive. */
-	struct plan_entry *e;
-	CHECK(plan_image_entries(&im, &e) == 0);
-	struct block *blocks =
-	    calloc(im.record.entry_count + im.record.chunk_count, sizeof(*blocks));
-	for (uint64_t i = 0; i < im.record.entry_count; i++)
-		blocks[i] = (struct block){(e[i].size_bytes + 15) / 16 * 16, e[i].t_start,
-					   e[i].t_end, e[i].offset_bytes, e[i].align_bytes};
-	uint64_t n = add_pools(&im, blocks, im.record.entry_count);
-	if (checker_validate(blocks, n, im.record.arena_bytes, why, sizeof(why)) != 0) {
-		fprintf(stderr, "invalid plan: %s\n", why);
-		exit(1);
-	}
 	CHECK(im.record.arena_bytes >= im.record.lower_bound_bytes);
-	void *file;
-	size_t len;
-	CHECK(plan_file_serialize(&im, 1, 1, &file, &len) == 0);
-	CHECK(plan_file_validate(file, len, why, sizeof(why)) == 0);
-	free(file);
-	free(blocks);
-	free(e);
+	size_t len = check_sound(&im);
 	recording_built_free(&built);
 	recording_fini(&rec);
 	return len;
@@ -568,7 +577,6 @@ static size_t check_pile_up(uint64_t blocks_added)
 	uint64_t *table = calloc(blocks_added, sizeof(*table));
 	uint64_t *occurrence = calloc(blocks_added, sizeof(*occurrence));
 	uint64_t address = 1 << 20, seed = 5, held = 0, ring[8] = {0};
-	char why[256];
 
 	CHECK(table && occurrence);
 	CHECK(recording_init(&rec) == 0);
@@ -604,25 +612,7 @@ static size_t check_pile_up(uint64_t blocks_added)
 		folded_held += occurrence[k] >= RECORDING_WINDOW_MAX;
 	CHECK(folded_held > 0 && table_slots >= folded_held); /* alive at the end, in slots */
 
-	struct plan_entry *e;
-	CHECK(plan_image_entries(&im, &e) == 0);
-	struct block *blocks =
-	    calloc(im.record.entry_count + im.record.chunk_count, sizeof(*blocks));
-	for (uint64_t i = 0; i < im.record.entry_count; i++)
-		blocks[i] = (struct block){(e[i].size_bytes + 15) / 16 * 16, e[i].t_start,
-					   e[i].t_end, e[i].offset_bytes, e[i].align_bytes};
-	uint64_t n = add_pools(&im, blocks, im.record.entry_count);
-	if (checker_validate(blocks, n, im.record.arena_bytes, why, sizeof(why)) != 0) {
-		fprintf(stderr, "invalid plan: %s\n", why);
-		exit(1);
-	}
-	void *file;
-	size_t len;
-	CHECK(plan_file_serialize(&im, 1, 1, &file, &len) == 0);
-	CHECK(plan_file_validate(file, len, why, sizeof(why)) == 0);
-	free(file);
-	free(blocks);
-	free(e);
+	size_t len = check_sound(&im);
 	free(table);
 	free(occurrence);
 	recording_built_free(&built);
