@@ -171,11 +171,11 @@ static uint32_t take_bit(_Atomic uint64_t *words, uint32_t count, _Atomic uint32
 	for (uint32_t n = 0, w = start < count ? start : 0; n < count; n++) {
 		uint64_t bits = atomic_load_explicit(&words[w], memory_order_relaxed);
 		while (bits) {
-			uint64_t bit = bits & -bits;
-			if (lone_test_and_clear(&words[w], (unsigned)__builtin_ctzll(bit))) {
+			const unsigned b = (unsigned)__builtin_ctzll(bits);
+			if (lone_test_and_clear(&words[w], b)) {
 				if (w != start)
 					atomic_store_explicit(cursor, w, memory_order_relaxed);
-				return 64 * w + (uint32_t)__builtin_ctzll(bit);
+				return 64 * w + b;
 			}
 			bits = atomic_load_explicit(&words[w], memory_order_relaxed);
 		}

@@ -90,9 +90,11 @@ static inline uint64_t pool_slots_take_near(struct pool_slots *p)
 {
 	const uint32_t w = atomic_load_explicit(&p->cursor, memory_order_relaxed);
 	const uint64_t bits = atomic_load_explicit(&p->ready[w], memory_order_relaxed);
-	const unsigned n = (unsigned)__builtin_ctzll(bits);
 
-	if (!bits || !lone_test_and_clear(&p->ready[w], n))
+	if (!bits)
+		return POOL_SLOTS_NONE;
+	const unsigned n = (unsigned)__builtin_ctzll(bits); /* undefined for 0 */
+	if (!lone_test_and_clear(&p->ready[w], n))
 		return POOL_SLOTS_NONE;
 	return p->word_offset[w] + (uint64_t)n * p->slot_bytes;
 }
