@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -35,7 +36,6 @@
 #include "quiet_fd.h"
 #include "real_libc.h"
 #include "strict.h"
-#include "uthash_libc.h"
 
 enum miss_reason {
 	MISS_NO_PLAN,
@@ -60,12 +60,6 @@ static const char *const miss_names[MISS_COUNT] = {
 enum image_match { MATCH_NONE, MATCH_EXACT, MATCH_SAME_EXE };
 static const char *const match_names[] = {"none", "exact", "same_exe"};
 
-struct site_index {
-	uint64_t key;
-	uint32_t index;
-	UT_hash_handle hh;
-};
-
 static struct plan_image image;
 static bool have_image;
 static enum image_match image_match;
@@ -73,7 +67,14 @@ static enum image_match image_match;
  * others: a plan in which no process of a command finds its program was made
  * from other programs (memplan replay reads it from the statistics). */
 static bool exe_in_plan;
-static struct site_index *sites_by_key;
+/* The image's sites by key, sorted, one per key (the first site wins a
+ * duplicate): 16 bytes a site, where a hash table of items took 100. */
+struct site_key {
+	uint64_t key;
+	uint32_t index;
+};
+static struct site_key *sites_by_key;
+static uint32_t sites_by_key_count;
 static uint64_t size_class_bits[PLAN_SIZE_CLASSES / 64]; /* the image's */
 
 /* Statistics, counted per thread so that the hot path takes no shared cache line:
@@ -151,12 +152,19 @@ static void miss(enum miss_reason why)
 	bump(c, &c->misses[why], 1);
 }
 
+static int by_key(const void *key, const void *item)
+{
+	const uint64_t k = *(const uint64_t *)key, other = ((const struct site_key *)item)->key;
+
+	return (k > other) - (k < other);
+}
+
 static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *frames,
 			    uint32_t count)
 {
-	struct site_index *found;
+	const struct site_key *found =
+	    bsearch(&key, sites_by_key, sites_by_key_count, sizeof(*sites_by_key), by_key);
 
-	HASH_FIND(hh, sites_by_key, &key, sizeof(key), found);
 	return found ? found->index : CALLSITE_UNKNOWN;
 }
 
@@ -317,6 +325,34 @@ static int list_gates(void)
 	return 0;
 }
 
+static int by_site_key(const void *a, const void *b)
+{
+	const struct site_key *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Fills sites_by_key. */
+static int index_sites(void)
+{
+	const uint32_t n = image.record.site_count;
+	uint32_t kept = 0;
+
+	sites_by_key = __libc_malloc((n ? n : 1) * sizeof(*sites_by_key));
+	if (!sites_by_key)
+		return -ENOMEM;
+	for (uint32_t s = 0; s < n; s++)
+		sites_by_key[s] = (struct site_key){image.sites[s].key, s};
+	qsort(sites_by_key, n, sizeof(*sites_by_key), by_site_key);
+	for (uint32_t i = 0; i < n; i++)
+		if (!kept || sites_by_key[i].key != sites_by_key[kept - 1].key)
+			sites_by_key[kept++] = sites_by_key[i];
+	sites_by_key_count = kept;
+	return 0;
+}
+
 static int index_image(void)
 {
 	const struct plan_image_record *r = &image.record;
@@ -358,19 +394,7 @@ static int index_image(void)
 		};
 	if (list_gates() < 0)
 		return -ENOMEM;
-	for (uint32_t s = 0; s < r->site_count; s++) {
-		struct site_index *found, *item;
-		HASH_FIND(hh, sites_by_key, &image.sites[s].key, sizeof(uint64_t), found);
-		if (found)
-			continue; /* a duplicate key: the first site wins */
-		item = __libc_malloc(sizeof(*item));
-		if (!item)
-			return -ENOMEM;
-		item->key = image.sites[s].key;
-		item->index = s;
-		HASH_ADD(hh, sites_by_key, key, sizeof(item->key), item);
-	}
-	return 0;
+	return index_sites();
 }
 
 int replay_start(void)
@@ -437,12 +461,13 @@ int replay_start(void)
 
 /* Each window sits on cache lines of its own, and holds its site's occurrence
  * counter: a site belongs to one thread (its key holds the thread's name), so
- * threads counting their own sites never bounce a shared line between cores. */
+ * threads counting their own sites never bounce a shared line between cores.
+ * Its fields before the slots take 104 bytes. */
 struct entry_window {
 	_Atomic uint32_t next_occurrence; /* the site's */
 	uint32_t site;			  /* whose window this is */
 	const void *owner;		  /* the thread that made it (owner_tag) */
-	uint64_t entries;		  /* the site's entry count */
+	uint32_t entries;		  /* the site's entry count, up to UINT32_MAX */
 	/* Occurrences are counted up to counted (its entries, or past them to
 	 * its last chunk's gate, gates below). */
 	uint32_t counted;
@@ -451,24 +476,25 @@ struct entry_window {
 	/* For a request of up to 4 KiB, by its 16-byte class (plan_size_class),
 	 * the first of them whose slots are as big; NULL if there are none. */
 	uint8_t *class_pool;
-	_Atomic uint64_t seq;		  /* odd while a refill rewrites the window */
-	_Atomic uint64_t first;		  /* occurrence number of slots[0] */
-	_Atomic uint64_t count;		  /* slots filled */
-	uint64_t capacity; /* entries: WINDOW_ENTRIES, WINDOW_WIDE_BLOCKS', or the site's */
-	/* Its next chunk opens at gate_at (UINT32_MAX: none is left),
-	 * gates[0..gate_count) being its chunks. */
+	_Atomic uint64_t seq; /* odd while a refill rewrites the window */
+	/* Occurrence number of slots[0] (occurrences are 32-bit: take_occurrence),
+	 * and slots filled. */
+	_Atomic uint32_t first, count;
+	uint32_t capacity; /* entries: WINDOW_ENTRIES, WINDOW_WIDE_BLOCKS', or the site's */
+	/* Its next chunk opens at gate_at (UINT32_MAX: none is left), chunk_gates
+	 * [first_gate + gate_next, first_gate + gate_count) being those left. */
 	_Atomic uint32_t gate_at;
-	uint32_t gate_next, gate_count; /* under windows_lock */
-	const struct chunk_gate *gates;
+	uint32_t first_gate, gate_next, gate_count; /* under windows_lock */
 	/* The places of the site's last tail_entries entries, read when first needed
 	 * (TAIL_UNREAD until then; NULL if they cannot be), and the one to try
 	 * next: past its entries, a site with no pools reuses them. */
+	uint32_t tail_entries; /* the site's */
 	struct entry_place *_Atomic tail;
-	uint32_t tail_entries;		/* the site's */
-	_Atomic uint32_t tail_count;	/* places in tail, once read */
+	_Atomic uint32_t tail_count; /* places in tail, once read */
 	_Atomic uint32_t tail_cursor;
 	struct entry_codec_place slots[];
 };
+_Static_assert(sizeof(struct entry_window) == 104, "the comment above says 104");
 #define TAIL_UNREAD ((struct entry_place *)1)
 
 /* Its address names the calling thread among those alive. */
@@ -554,6 +580,47 @@ struct entry_place {
 	uint64_t offset_bytes, size_bytes;
 };
 
+/* Windows live as long as the image and are carved from mappings of their own,
+ * a cache line at a time: from the heap, memalign's rounding and the gaps it
+ * left cost a jq replay about 60 KiB more (506 windows). Under windows_lock. */
+#define WINDOW_STORE_BYTES (64u * 1024)
+struct window_store {
+	struct window_store *prev;
+	size_t used;
+};
+static struct window_store *window_store;
+
+static void *window_store_take(size_t bytes)
+{
+	struct window_store *s = window_store;
+	void *p;
+
+	bytes = (bytes + 63) / 64 * 64;
+	if (bytes > WINDOW_STORE_BYTES - 64)
+		return NULL;
+	if (!s || s->used + bytes > WINDOW_STORE_BYTES) {
+		s = mmap(NULL, WINDOW_STORE_BYTES, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (s == MAP_FAILED)
+			return NULL;
+		s->prev = window_store;
+		s->used = 64; /* the store's own line */
+		window_store = s;
+	}
+	p = (char *)s + s->used;
+	s->used += bytes;
+	return p; /* zero: never handed out before */
+}
+
+static void window_store_drop(void)
+{
+	while (window_store) {
+		struct window_store *prev = window_store->prev;
+		munmap(window_store, WINDOW_STORE_BYTES);
+		window_store = prev;
+	}
+}
+
 /* The window of site, made on its first use; NULL if out of memory. */
 static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 {
@@ -567,27 +634,27 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 					? WINDOW_WIDE_BLOCKS * PLAN_BLOCK_ENTRIES
 				    : s->entries < WINDOW_ENTRIES ? s->entries
 								  : WINDOW_ENTRIES;
-		size_t bytes = (sizeof(*w) + capacity * sizeof(w->slots[0]) + 63) / 64 * 64;
-		w = __libc_memalign(64, bytes);
+		w = window_store_take(sizeof(*w) + capacity * sizeof(w->slots[0]));
 		if (w) {
-			memset(w, 0, bytes);
 			w->site = site;
 			w->owner = &owner_tag;
-			w->entries = s->entries;
-			w->capacity = capacity;
+			w->entries = (uint32_t)(s->entries < UINT32_MAX ? s->entries : UINT32_MAX);
+			w->capacity = (uint32_t)capacity;
 			w->pools = pool_states + s->first_pool;
 			w->pool_count = s->pool_count;
 			w->class_pool = class_pools(w->pools, w->pool_count);
-			w->gates = chunk_gates + s->first_gate;
+			w->first_gate = s->first_gate;
 			w->gate_count = s->gate_count;
 			w->counted = (uint32_t)(s->entries < UINT32_MAX ? s->entries : UINT32_MAX);
 			if (s->gate_count) {
-				uint32_t last = w->gates[s->gate_count - 1].occurrence;
+				uint32_t last =
+				    chunk_gates[s->first_gate + s->gate_count - 1].occurrence;
 				if (last >= w->counted)
 					w->counted = last < UINT32_MAX ? last + 1 : UINT32_MAX;
 			}
 			atomic_store_explicit(&w->gate_at,
-					      s->gate_count ? w->gates[0].occurrence : UINT32_MAX,
+					      s->gate_count ? chunk_gates[s->first_gate].occurrence
+							    : UINT32_MAX,
 					      memory_order_relaxed);
 			w->tail_entries = s->pool_count ? 0 : s->tail_entries;
 			atomic_store_explicit(&w->tail, TAIL_UNREAD, memory_order_relaxed);
@@ -660,17 +727,18 @@ static bool window_refill(struct entry_window *w, uint64_t k)
 {
 	static struct entry_codec_place block_places[PLAN_BLOCK_ENTRIES]; /* windows_lock */
 	const uint32_t site = w->site;
+	const uint64_t entries = site_plans[site].entries;
 	const uint64_t seq = atomic_load_explicit(&w->seq, memory_order_relaxed);
 	/* The blocks from the one that holds k, as many as the window takes (one,
 	 * for a window smaller than a block). */
-	const uint64_t site_blocks = plan_site_blocks(w->entries), kb = k / PLAN_BLOCK_ENTRIES;
+	const uint64_t site_blocks = plan_site_blocks(entries), kb = k / PLAN_BLOCK_ENTRIES;
 	const bool part = w->capacity < PLAN_BLOCK_ENTRIES;
 	uint64_t blocks = part ? 1 : w->capacity / PLAN_BLOCK_ENTRIES;
 	if (blocks > site_blocks - kb)
 		blocks = site_blocks - kb;
 	const uint64_t *offsets = block_offsets + site_first_block[site] + kb;
 	const uint64_t at = offsets[0], bytes = offsets[blocks] - at;
-	uint64_t n = w->entries - kb * PLAN_BLOCK_ENTRIES;
+	uint64_t n = entries - kb * PLAN_BLOCK_ENTRIES;
 	if (n > blocks * PLAN_BLOCK_ENTRIES)
 		n = blocks * PLAN_BLOCK_ENTRIES;
 	/* A part window holds the capacity's worth of the block that k's falls in. */
@@ -707,8 +775,8 @@ static bool window_refill(struct entry_window *w, uint64_t k)
 					      memory_order_relaxed);
 		}
 	}
-	atomic_store_explicit(&w->first, first, memory_order_relaxed);
-	atomic_store_explicit(&w->count, ok ? n : 0, memory_order_relaxed);
+	atomic_store_explicit(&w->first, (uint32_t)first, memory_order_relaxed);
+	atomic_store_explicit(&w->count, ok ? (uint32_t)n : 0, memory_order_relaxed);
 	atomic_store_explicit(&w->seq, seq + 2, memory_order_release);
 	return ok;
 }
@@ -744,7 +812,8 @@ static __attribute__((noinline, cold)) struct entry_place *tail_read(struct entr
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; tail && i < w->tail_entries; i++) {
-		if (!read_entry(w, w->entries - w->tail_entries + i, &e) || !place_in_arena(&e))
+		if (!read_entry(w, site_plans[w->site].entries - w->tail_entries + i, &e) ||
+		    !place_in_arena(&e))
 			continue;
 		tail[n++] = e;
 	}
@@ -792,10 +861,12 @@ static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 static __attribute__((noinline)) void open_chunks(struct entry_window *w, uint32_t k)
 {
 	pthread_mutex_lock(&windows_lock);
-	while (w->gate_next < w->gate_count && w->gates[w->gate_next].occurrence <= k)
-		pool_slots_open(w->gates[w->gate_next++].chunk);
+	const struct chunk_gate *gates = chunk_gates + w->first_gate;
+
+	while (w->gate_next < w->gate_count && gates[w->gate_next].occurrence <= k)
+		pool_slots_open(gates[w->gate_next++].chunk);
 	atomic_store_explicit(&w->gate_at,
-			      w->gate_next < w->gate_count ? w->gates[w->gate_next].occurrence
+			      w->gate_next < w->gate_count ? gates[w->gate_next].occurrence
 							   : UINT32_MAX,
 			      memory_order_relaxed);
 	pthread_mutex_unlock(&windows_lock);
@@ -816,21 +887,17 @@ static inline void *steady_claim(struct entry_window *w, uint32_t k, size_t size
  * thread (a forked child). */
 static void drop_image(void)
 {
-	struct site_index *item, *tmp;
-
-	HASH_ITER(hh, sites_by_key, item, tmp)
-	{
-		HASH_DEL(sites_by_key, item);
-		__libc_free(item);
-	}
+	__libc_free(sites_by_key);
+	sites_by_key = NULL;
+	sites_by_key_count = 0;
 	for (uint32_t s = 0; windows && s < image.record.site_count; s++) {
 		struct entry_window *w = atomic_load(&windows[s]);
 		if (w && atomic_load(&w->tail) != TAIL_UNREAD)
 			__libc_free(atomic_load(&w->tail));
 		if (w)
 			__libc_free(w->class_pool);
-		__libc_free(w);
 	}
+	window_store_drop();
 	__libc_free(chunk_gates);
 	chunk_gates = NULL;
 	__libc_free(windows);
@@ -967,8 +1034,8 @@ static inline __attribute__((always_inline)) struct entry_window *caller_window(
 	return w;
 }
 
-/* Occurrence k (< w->entries) of w's site into *e, or false, said once, if the
- * plan cannot give it. */
+/* Occurrence k (below the site's entries) of w's site into *e, or false, said
+ * once, if the plan cannot give it. */
 static bool occurrence_entry(struct entry_window *w, uint32_t k, struct entry_place *e)
 {
 	if (!window_lookup(w, k, e) && !read_entry(w, k, e)) {
