@@ -10,14 +10,14 @@
 #include "real_libc.h"
 
 uint32_t *pool_slots_page_map;
+uint32_t *pool_slots_page_spans;
 struct chunk_span *pool_slots_spans;
-static uint64_t page_map_bytes;
+bool pool_slots_spans_disjoint;
+static uint64_t page_map_bytes; /* each of the two maps' */
 static struct chunk_span *spans; /* pool_slots_spans */
 static uint32_t *span_of_chunk;	 /* by the plan's chunk index */
 static uint32_t span_count;
-/* No two spans overlap (every plan memplan writes): the last span that starts
- * at or before an offset is the only one that can hold it. */
-static bool spans_disjoint;
+static bool spans_disjoint; /* pool_slots_spans_disjoint */
 
 static int by_start(const void *a, const void *b)
 {
@@ -100,18 +100,23 @@ int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
 	}
 	/* Untouched pages of the map read as zero: only the pools' pages cost. */
 	page_map_bytes = ((mapped_bytes >> 12) + 1) * sizeof(uint32_t);
-	uint32_t *map = mmap(NULL, page_map_bytes, PROT_READ | PROT_WRITE,
+	uint32_t *map = mmap(NULL, 2 * page_map_bytes, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (map == MAP_FAILED)
 		return -ENOMEM;
+	uint32_t *in_page = map + page_map_bytes / sizeof(*map);
 	/* Later chunks first, so that each page ends up naming the first chunk in
 	 * it (chunks do not overlap in a plan memplan wrote; in another, a page
 	 * names one of them, and the rest are found by going on from there). */
 	for (uint32_t i = span_count; i-- > 0;)
-		for (uint64_t page = spans[i].start >> 12; page <= (spans[i].end - 1) >> 12; page++)
+		for (uint64_t page = spans[i].start >> 12; page <= (spans[i].end - 1) >> 12; page++) {
 			map[page] = i + 1;
+			in_page[page]++;
+		}
 	pool_slots_page_map = map;
+	pool_slots_page_spans = in_page;
 	pool_slots_spans = spans;
+	pool_slots_spans_disjoint = spans_disjoint;
 	return 0;
 }
 
@@ -120,9 +125,11 @@ void pool_slots_fini(struct pool_slots *slots, uint32_t pool_count)
 	for (uint32_t k = 0; slots && k < pool_count; k++)
 		__libc_free((void *)slots[k].ready);
 	if (pool_slots_page_map)
-		munmap(pool_slots_page_map, page_map_bytes);
+		munmap(pool_slots_page_map, 2 * page_map_bytes);
 	pool_slots_page_map = NULL;
+	pool_slots_page_spans = NULL;
 	pool_slots_spans = NULL;
+	pool_slots_spans_disjoint = false;
 	__libc_free(spans);
 	__libc_free(span_of_chunk);
 	spans = NULL;

@@ -7,7 +7,8 @@
  * a search skip words with no bit set are cleared by a search that found
  * nothing and set again by whatever sets a bit: a search is skipped only where
  * it would have found nothing. A block of the program beside the chunks is
- * no slot. */
+ * no slot. A free finds its slot whichever of a dozen chunks in its page
+ * holds it. */
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -26,6 +27,12 @@ __thread int guard_depth __attribute__((tls_model("initial-exec")));
 #define CHUNK1_SLOTS  70
 #define CHUNK1_OFFSET (64 * 1024 + 2048)
 #define ALL_SLOTS     (CHUNK0_SLOTS + CHUNK1_SLOTS)
+/* A second pool: twelve small chunks in one page, with gaps between them. */
+#define SMALL_BYTES  16
+#define SMALL_SLOTS  4
+#define SMALL_PAGE   (128 * 1024)
+#define SMALL_STRIDE 256 /* chunk k at SMALL_PAGE + k * SMALL_STRIDE */
+#define SMALL_CHUNKS 12
 
 static bool in_chunks(uint64_t offset)
 {
@@ -37,18 +44,31 @@ static bool in_chunks(uint64_t offset)
 
 int main(void)
 {
-	const struct plan_pool pool = {
-	    .align_bytes = 16, .slot_bytes = SLOT_BYTES, .chunk_count = 2, .slot_count = ALL_SLOTS};
-	const struct plan_chunk chunks[2] = {
+	const struct plan_pool pools[2] = {
+	    {.align_bytes = 16,
+	     .slot_bytes = SLOT_BYTES,
+	     .chunk_count = 2,
+	     .slot_count = ALL_SLOTS},
+	    {.align_bytes = 16,
+	     .slot_bytes = SMALL_BYTES,
+	     .first_chunk = 2,
+	     .chunk_count = SMALL_CHUNKS,
+	     .slot_count = SMALL_CHUNKS * SMALL_SLOTS},
+	};
+	struct plan_chunk chunks[2 + SMALL_CHUNKS] = {
 	    {.offset_bytes = 0, .slot_count = CHUNK0_SLOTS},
 	    {.offset_bytes = CHUNK1_OFFSET, .pool = 0, .slot_count = CHUNK1_SLOTS},
 	};
-	static struct pool_slots slots[1];
+	for (uint32_t k = 0; k < SMALL_CHUNKS; k++)
+		chunks[2 + k] = (struct plan_chunk){.offset_bytes = SMALL_PAGE + k * SMALL_STRIDE,
+						    .pool = 1,
+						    .slot_count = SMALL_SLOTS};
+	static struct pool_slots slots[2];
 	static bool seen[ALL_SLOTS];
 	uint64_t taken[ALL_SLOTS];
 
 	CHECK(arena_map(256 * 1024, false) == 0);
-	CHECK(pool_slots_init(&pool, 1, chunks, 2, arena_bytes, slots) == 0);
+	CHECK(pool_slots_init(pools, 2, chunks, 2 + SMALL_CHUNKS, arena_bytes, slots) == 0);
 	struct pool_slots *p = &slots[0];
 
 	/* Closed chunks: nothing to serve, and nothing to search. */
@@ -92,7 +112,7 @@ int main(void)
 	/* A block of the program in the page of chunk 1, before it: no slot. */
 	void *neighbour = arena_claim(64 * 1024 + 512, 100);
 	CHECK(neighbour != NULL);
-	CHECK(pool_slots_release(64 * 1024 + 512) == POOL_NOT_SLOT);
+	CHECK(pool_slots_release(64 * 1024 + 512) == POOL_NO_CHUNK);
 	CHECK(pool_slots_arena_free(neighbour));
 	CHECK(arena_block_bytes(neighbour) == 0); /* released */
 
@@ -102,6 +122,34 @@ int main(void)
 	CHECK(pool_slots_take(p, 4) == 3 * SLOT_BYTES);
 	CHECK(pool_slots_take(p, 4) == POOL_SLOTS_NONE);
 
-	pool_slots_fini(slots, 1);
+	/* Twelve chunks in a page: every slot is freed back to its pool once, and
+	 * refused the second time, whichever chunk of the page it lies in. */
+	struct pool_slots *small = &slots[1];
+	uint64_t small_taken[SMALL_CHUNKS * SMALL_SLOTS];
+	for (uint32_t k = 0; k < SMALL_CHUNKS; k++)
+		pool_slots_open(2 + k);
+	for (n = 0; n < SMALL_CHUNKS * SMALL_SLOTS; n++) {
+		small_taken[n] = pool_slots_take(small, SMALL_CHUNKS * SMALL_SLOTS);
+		CHECK(small_taken[n] != POOL_SLOTS_NONE);
+		CHECK((small_taken[n] - SMALL_PAGE) % SMALL_STRIDE < SMALL_SLOTS * SMALL_BYTES);
+	}
+	CHECK(pool_slots_take(small, SMALL_CHUNKS * SMALL_SLOTS) == POOL_SLOTS_NONE);
+	for (n = 0; n < SMALL_CHUNKS * SMALL_SLOTS; n++) {
+		CHECK(pool_slots_release(small_taken[n]) == POOL_RELEASED);
+		CHECK(pool_slots_release(small_taken[n]) == POOL_NOT_LIVE);
+		/* Inside a slot, not at its start: not one. */
+		CHECK(pool_slots_release(small_taken[n] + 8) == POOL_NOT_SLOT);
+	}
+	/* Blocks of the program between the chunks, and past the last. */
+	for (uint32_t k = 0; k < SMALL_CHUNKS; k++) {
+		uint64_t gap = SMALL_PAGE + k * SMALL_STRIDE + SMALL_SLOTS * SMALL_BYTES;
+		void *q = arena_claim(gap, SMALL_STRIDE - SMALL_SLOTS * SMALL_BYTES);
+		CHECK(q != NULL);
+		CHECK(pool_slots_release(gap) != POOL_RELEASED);
+		CHECK(pool_slots_arena_free(q));
+		CHECK(arena_block_bytes(q) == 0);
+	}
+
+	pool_slots_fini(slots, 2);
 	return 0;
 }
