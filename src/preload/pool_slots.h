@@ -174,7 +174,7 @@ enum pool_release pool_slots_release_in(uint64_t offset, uint32_t first);
  * slot is ready again. Inline, as it runs on every free of an arena block: one
  * load for a block outside the pools, and in a plan memplan wrote a bisection of
  * the chunks in its page (sqlite3 puts dozens in a page; a search from the
- * first of them took 130 instructions a free, and 75 on an allocator-bound
+ * first of them took 125 instructions a free, and 75 on an allocator-bound
  * churn, 9.6% of its replay). Thread-safe. */
 static inline enum pool_release pool_slots_release(uint64_t offset)
 {

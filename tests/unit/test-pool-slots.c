@@ -145,7 +145,7 @@ int main(void)
 		uint64_t gap = SMALL_PAGE + k * SMALL_STRIDE + SMALL_SLOTS * SMALL_BYTES;
 		void *q = arena_claim(gap, SMALL_STRIDE - SMALL_SLOTS * SMALL_BYTES);
 		CHECK(q != NULL);
-		CHECK(pool_slots_release(gap) != POOL_RELEASED);
+		CHECK(pool_slots_release(gap) == POOL_NO_CHUNK);
 		CHECK(pool_slots_arena_free(q));
 		CHECK(arena_block_bytes(q) == 0);
 	}
