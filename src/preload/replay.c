@@ -645,7 +645,7 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 			w->class_pool = class_pools(w->pools, w->pool_count);
 			w->first_gate = s->first_gate;
 			w->gate_count = s->gate_count;
-			w->counted = (uint32_t)(s->entries < UINT32_MAX ? s->entries : UINT32_MAX);
+			w->counted = w->entries;
 			if (s->gate_count) {
 				uint32_t last =
 				    chunk_gates[s->first_gate + s->gate_count - 1].occurrence;
