@@ -74,7 +74,7 @@ static inline bool lone_test_and_clear(_Atomic uint64_t *word, unsigned n)
 		atomic_store_explicit(word, old & ~bit, memory_order_relaxed);
 		return old & bit;
 	}
-	return atomic_fetch_and(word, ~(UINT64_C(1) << n)) & (UINT64_C(1) << n);
+	return atomic_fetch_and(word, ~bit) & bit;
 }
 
 /* Sets bit n of *word; returns whether it was set already. With threads, one
@@ -88,7 +88,7 @@ static inline bool lone_test_and_set(_Atomic uint64_t *word, unsigned n)
 		atomic_store_explicit(word, old | bit, memory_order_relaxed);
 		return old & bit;
 	}
-	return atomic_fetch_or(word, UINT64_C(1) << n) & (UINT64_C(1) << n);
+	return atomic_fetch_or(word, bit) & bit;
 }
 
 static inline uint32_t lone_fetch_add32(_Atomic uint32_t *word, uint32_t n)
