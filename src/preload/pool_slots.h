@@ -39,7 +39,7 @@
 /* One pool's slots. */
 struct pool_slots {
 	_Atomic uint64_t *ready, *owned, *fresh; /* words each, bit s: slot s */
-	uint64_t *word_offset;				/* arena offset of slot 64 w */
+	uint64_t *word_offset;			 /* arena offset of slot 64 w */
 	uint64_t slot_bytes;
 	uint32_t words;
 	_Atomic uint32_t cursor;       /* the word of ready to look in first */
