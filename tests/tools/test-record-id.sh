@@ -17,14 +17,19 @@ awk 'BEGIN {
   }
 }' >"$WORK/instance.csv"
 
+# arena_in PLAN: the arena of the plan's first image.
+arena_in() {
+  "$MEMPLAN" show --json "$1" |
+    python3 -S -c 'import json, sys; print(json.load(sys.stdin)["images"][0]["arena_bytes"])'
+}
+
 # arena_of NAME ID [SECONDS]: records the instance's replay raw and prints the
 # arena of the image the process wrote.
 arena_of() {
   env MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/$1.plan" MEMPLAN_RECORD_ID="$2" \
     ${3:+MEMPLAN_PLAN_SECONDS=$3} LD_PRELOAD="$PRELOAD_LIB" \
     "$PROGRAMS/dsa_replay" "$WORK/instance.csv" >/dev/null || fail "recording $1 failed"
-  "$MEMPLAN" show --json "$WORK/$1.plan" |
-    python3 -S -c 'import json, sys; print(json.load(sys.stdin)["images"][0]["arena_bytes"])'
+  arena_in "$WORK/$1.plan"
 }
 
 online=$(arena_of online 1000 0)
@@ -37,8 +42,7 @@ echo "online layout $online, odd id $odd, even id $even, odd id with MEMPLAN_PLA
 [ "$odd_set" -lt "$online" ] || fail "MEMPLAN_PLAN_SECONDS=1 was ignored: arena $odd_set"
 
 status 0 "$MEMPLAN" record --plan-seconds 1 -o "$WORK/cli.plan" -- "$PROGRAMS/dsa_replay" "$WORK/instance.csv"
-cli=$("$MEMPLAN" show --json "$WORK/cli.plan" |
-  python3 -S -c 'import json, sys; print(json.load(sys.stdin)["images"][0]["arena_bytes"])')
+cli=$(arena_in "$WORK/cli.plan")
 echo "memplan record: $cli"
 [ "$cli" -le "$even" ] || fail "memplan record's arena $cli is bigger than the raw form's $even"
 echo "ok"
