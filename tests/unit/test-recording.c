@@ -475,6 +475,7 @@ static size_t check_sound(const struct plan_image *im)
 	CHECK(plan_image_entries(im, &e) == 0);
 	struct block *blocks =
 	    calloc(im->record.entry_count + im->record.chunk_count, sizeof(*blocks));
+	CHECK(blocks != NULL);
 	for (uint64_t i = 0; i < im->record.entry_count; i++)
 		blocks[i] = (struct block){(e[i].size_bytes + 15) / 16 * 16, e[i].t_start,
 					   e[i].t_end, e[i].offset_bytes, e[i].align_bytes};
