@@ -141,11 +141,26 @@ void frame_walk_forget(void)
 {
 	struct frame_table *t = atomic_load_explicit(&table, memory_order_relaxed);
 
-	/* Private anonymous pages: given back, they read as zeros (free slots). */
-	if (t) {
-		madvise(t->slots, ((size_t)1 << t->bits) * sizeof(t->slots[0]), MADV_DONTNEED);
-		t->used = 0;
+	if (!t)
+		return;
+	/* Private anonymous pages given back read as zeros (free slots), but only
+	 * whole pages can be, and the slots start just past the header: the slots
+	 * on the pages at either end are freed one by one. A slot that straddles
+	 * a page edge may be seen half cleared, its size 0: a walk stops there. */
+	struct frame_slot *slots = t->slots;
+	const size_t n = (size_t)1 << t->bits;
+	const uintptr_t page = 4096, start = (uintptr_t)slots, end = (uintptr_t)(slots + n);
+	uintptr_t whole_start = (start + page - 1) & ~(page - 1), whole_end = end & ~(page - 1);
+	if (whole_end <= whole_start ||
+	    madvise((void *)whole_start, whole_end - whole_start, MADV_DONTNEED) != 0)
+		whole_start = whole_end = 0;
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t at = (uintptr_t)&slots[i];
+		if (at >= whole_start && at + sizeof(slots[i]) <= whole_end)
+			continue;
+		atomic_store_explicit(&slots[i].ip, 0, memory_order_relaxed);
 	}
+	t->used = 0;
 }
 
 static void insert(struct frame_table *t, uint64_t ip, uint32_t size, uint32_t state);

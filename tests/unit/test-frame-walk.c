@@ -212,6 +212,22 @@ int main(void)
 		raise(SIGUSR1);
 	CHECK(refused == refused_before + 10);
 
+	/* Forgotten, sizes are learned anew. The same call each round (volatile:
+	 * a loop peeled into copies would call from as many places): walked once
+	 * learned, not right after the table forgot it. */
+	int walked_before = 0;
+	for (volatile int round = 0; round < FRAME_WALK_CHECKS + 2; round++) {
+		if (round == FRAME_WALK_CHECKS)
+			walked_before = walked;
+		if (round == FRAME_WALK_CHECKS + 1) {
+			CHECK(walked == walked_before + 1);
+			frame_walk_forget();
+			walked_before = walked;
+		}
+		dispatch(0);
+	}
+	CHECK(walked == walked_before);
+
 	printf("%d captures, %d walked, %d refused\n", captures, walked, refused);
 	return 0;
 }
