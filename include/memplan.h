@@ -12,7 +12,7 @@
 #define MEMPLAN_H
 
 /** The plan file format version this release reads and writes. */
-#define MEMPLAN_PLAN_FORMAT_VERSION 3
+#define MEMPLAN_PLAN_FORMAT_VERSION 4
 
 /** Environment variable: `record`, `replay` or `off`. */
 #define MEMPLAN_ENV_MODE "MEMPLAN_MODE"

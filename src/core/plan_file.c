@@ -161,6 +161,30 @@ static int symbols_validate(const struct plan_image *im, uint32_t index, char *w
 	return 0;
 }
 
+/* The frame sizes: each of a module of the image, sorted by module and offset,
+ * each once, each size plausible or one of the marks. */
+static int frame_sizes_validate(const struct plan_image *im, uint32_t index, char *why,
+				size_t why_len)
+{
+	const struct plan_image_record *r = &im->record;
+
+	if (r->reserved)
+		return fail(why, why_len, -EINVAL, "image %u: reserved field set", index);
+	for (uint32_t k = 0; k < r->frame_size_count; k++) {
+		const struct plan_frame_size *f = &im->frame_sizes[k], *prev = f - 1;
+		bool marked = f->bytes == PLAN_FRAME_OUTERMOST || f->bytes == PLAN_FRAME_VARIES;
+		if (f->module >= r->module_count ||
+		    (!marked && (!f->bytes || f->bytes % 8 || f->bytes >= PLAN_FRAME_BYTES_MAX)))
+			return fail(why, why_len, -EINVAL, "image %u: frame size %u is malformed",
+				    index, k);
+		if (k && (f->module < prev->module ||
+			  (f->module == prev->module && f->offset <= prev->offset)))
+			return fail(why, why_len, -EINVAL, "image %u: frame sizes out of order",
+				    index);
+	}
+	return 0;
+}
+
 /* Checks one image's tables except its entries and their blocks. */
 static int image_validate_tables(const struct plan_image *im, uint32_t index, char *why,
 				 size_t why_len)
@@ -216,6 +240,8 @@ static int image_validate_tables(const struct plan_image *im, uint32_t index, ch
 	int err = pools_validate(im, index, why, why_len);
 	if (err == 0)
 		err = symbols_validate(im, index, why, why_len);
+	if (err == 0)
+		err = frame_sizes_validate(im, index, why, why_len);
 	return err;
 }
 
@@ -315,6 +341,7 @@ void plan_file_image(const void *buf, uint32_t i, struct plan_image *image)
 	image->symbols = r->symbol_count ? (const void *)(base + r->symbols_offset) : NULL;
 	image->frame_symbols =
 	    r->symbol_count ? (const void *)(base + r->frame_symbols_offset) : NULL;
+	image->frame_sizes = (const void *)(base + r->frame_sizes_offset);
 	image->entries = NULL;
 	image->blocks = (const void *)(base + r->blocks_offset);
 	image->encoded_entries = (const void *)(base + r->entries_offset);
@@ -419,6 +446,8 @@ static int tables_validate(const void *buf, size_t len, char *why, size_t why_le
 				  sizeof(struct plan_symbol), len) ||
 		      !table_fits(rec->frame_symbols_offset, (uint64_t)rec->frame_count + 1,
 				  sizeof(uint32_t), len))) ||
+		    !table_fits(rec->frame_sizes_offset, rec->frame_size_count,
+				sizeof(struct plan_frame_size), len) ||
 		    !table_fits(rec->entries_offset, rec->entries_bytes, 1, len) ||
 		    /* Its length needs the sites, checked below; its start, now. */
 		    !table_fits(rec->blocks_offset, 0, sizeof(uint64_t), len))
@@ -780,6 +809,8 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 			    add_table(l, im->frame_symbols,
 				      ((uint64_t)rec->frame_count + 1) * sizeof(uint32_t));
 		}
+		rec->frame_sizes_offset = add_table(
+		    l, im->frame_sizes, rec->frame_size_count * sizeof(struct plan_frame_size));
 		rec->blocks_offset =
 		    add_table(l, blocks, (image_block_count(im) + 1) * sizeof(uint64_t));
 		rec->entries_offset = add_table(l, encoded, rec->entries_bytes);
@@ -898,6 +929,8 @@ static int read_tables(int fd, char *buf, uint64_t len)
 				      sizeof(struct plan_symbol))) < 0 ||
 		      (r = read_table(fd, buf, len, rec->frame_symbols_offset,
 				      (uint64_t)rec->frame_count + 1, sizeof(uint32_t))) < 0)) ||
+		    (r = read_table(fd, buf, len, rec->frame_sizes_offset, rec->frame_size_count,
+				    sizeof(struct plan_frame_size))) < 0 ||
 		    (r = read_table(fd, buf, len, rec->sites_offset, rec->site_count,
 				    sizeof(struct plan_site))) < 0)
 			return r;

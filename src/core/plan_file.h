@@ -1,9 +1,10 @@
-/* The plan file, version 3: the on-disk format and its zero-copy reader and writer.
+/* The plan file, version 4: the on-disk format and its zero-copy reader and writer.
  *
  * A plan file holds one or more process images. Each image is bound to its
  * executable (exe_key) and arguments (args_key), and holds the modules, the call
  * sites (with their frames, as module + offset, so tools can symbolise them, and
- * the symbols the CLI found for them), and what replay serves: for each site, the
+ * the symbols the CLI found for them), the frame sizes the recording's stack
+ * walks learned (struct plan_frame_size), and what replay serves: for each site, the
  * exact entries of its first occurrences, and pools of slots for any number of
  * further ones (see struct plan_pool). All integers are little-endian; every
  * table is 8-byte aligned; a 64-bit XXH3 checksum covers everything after the
@@ -29,7 +30,7 @@
 #endif
 
 #define PLAN_FILE_MAGIC	  "MEMPLAN\0"
-#define PLAN_FILE_VERSION 3
+#define PLAN_FILE_VERSION 4
 #define PLAN_BUILD_ID_MAX 32
 #define PLAN_T_INFINITY	  UINT64_MAX
 /* Offsets are multiples of this, and replay tracks occupancy at this granularity. */
@@ -110,6 +111,8 @@ struct plan_image_record {
 	uint32_t args_offset; /* argv, each argument NUL-terminated */
 	uint32_t args_bytes;
 	uint32_t fork_ordinal; /* PLAN_IMAGE_FORKED: which fork of its parent (from 1) */
+	uint32_t frame_size_count;
+	uint32_t reserved; /* 0 */
 	uint64_t strings_offset; /* the offsets below are from the start of the file */
 	uint64_t strings_bytes;
 	uint64_t modules_offset;
@@ -122,9 +125,10 @@ struct plan_image_record {
 	uint64_t entries_offset;       /* the encoded entries */
 	uint64_t entries_bytes;
 	uint64_t blocks_offset; /* block_count + 1 offsets into the encoded entries */
+	uint64_t frame_sizes_offset; /* frame_size_count frame sizes */
 	uint64_t size_classes[PLAN_SIZE_CLASSES / 64]; /* bit c: replay may serve class c */
 };
-static_assert(sizeof(struct plan_image_record) == 288, "image record layout");
+static_assert(sizeof(struct plan_image_record) == 304, "image record layout");
 
 /* The recording packed each thread's call sites in a region of the arena of their
  * own (recording.h), so that threads interleaving differently when replayed do not
@@ -151,6 +155,24 @@ struct plan_frame {
 	uint64_t offset; /* return address relative to the module's load base */
 };
 static_assert(sizeof(struct plan_frame) == 16, "frame layout");
+
+/* The size of the frame of the function that a return address returns into,
+ * as the recording's stack walks learned it (frame_walk.h): the bytes from the
+ * stack pointer at that return address to the caller's. Replay walks stacks
+ * from these sizes without unwinding them first, and keeps checking its walks
+ * against an unwind now and then. Sorted by module, then offset, each once. */
+struct plan_frame_size {
+	uint64_t offset; /* return address relative to the module's load base */
+	uint32_t module;
+	uint32_t bytes; /* a positive multiple of 8 below 2^24, or PLAN_FRAME_* */
+};
+static_assert(sizeof(struct plan_frame_size) == 16, "frame size layout");
+/* The outermost frame: it has no caller. */
+#define PLAN_FRAME_OUTERMOST UINT32_MAX
+/* Its size varied, or it is no plain call (a signal frame): always unwound. */
+#define PLAN_FRAME_VARIES (UINT32_MAX - 1)
+/* The largest frame size learned. */
+#define PLAN_FRAME_BYTES_MAX (UINT32_C(1) << 24)
 
 /* What the CLI found of a frame's code: its function, and the functions inlined
  * into it there, innermost first; frame f's symbols are symbols[frame_symbols[f],
@@ -264,6 +286,7 @@ struct plan_image {
 	const struct plan_chunk *chunks;
 	const struct plan_symbol *symbols;     /* NULL if not symbolised */
 	const uint32_t *frame_symbols;	       /* NULL if not symbolised */
+	const struct plan_frame_size *frame_sizes;
 	const struct plan_entry *entries;
 	const uint64_t *blocks;
 	const uint8_t *encoded_entries;

@@ -285,6 +285,19 @@ static void check_symbols(const struct plan_image *back)
 	CHECK(strcmp(back->strings + back->symbols[1].file, "foo.c") == 0);
 }
 
+/* Each of the n mutations of the plan buf (len bytes), resealed, is refused. */
+static void check_refused(const void *buf, size_t len, void (*const *hostile)(char *), size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *copy = malloc(len);
+		memcpy(copy, buf, len);
+		hostile[i](copy);
+		reseal(copy, len);
+		CHECK(validate(copy, len) == -EINVAL);
+		free(copy);
+	}
+}
+
 static void symbol_string_outside(char *buf)
 {
 	((struct plan_symbol *)(buf + record_of(buf)->symbols_offset))[2].function =
@@ -330,16 +343,92 @@ static void test_symbols(void)
 	CHECK(loaded_len == len && memcmp(loaded, buf, len) == 0);
 	unlink(path);
 
-	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
-		char *copy = malloc(len);
-		memcpy(copy, buf, len);
-		hostile[i](copy);
-		reseal(copy, len);
-		CHECK(validate(copy, len) == -EINVAL);
-		free(copy);
-	}
+	check_refused(buf, len, hostile, sizeof(hostile) / sizeof(hostile[0]));
 	free(loaded);
 	free(again);
+	free(buf);
+}
+
+/* Frame sizes: one plain, one varying, one outermost, of both modules. */
+static const struct plan_frame_size frame_sizes[3] = {
+    {.offset = 0x10, .module = 0, .bytes = 48},
+    {.offset = 0x20, .module = 0, .bytes = PLAN_FRAME_VARIES},
+    {.offset = 0x8, .module = 1, .bytes = PLAN_FRAME_OUTERMOST},
+};
+
+static struct plan_frame_size *frame_sizes_of(char *buf)
+{
+	return (struct plan_frame_size *)(buf + record_of(buf)->frame_sizes_offset);
+}
+
+static void frame_size_bad_module(char *buf)
+{
+	frame_sizes_of(buf)[2].module = 2;
+}
+
+static void frame_sizes_descending(char *buf)
+{
+	frame_sizes_of(buf)[1].offset = 0x8;
+}
+
+static void frame_size_twice(char *buf)
+{
+	frame_sizes_of(buf)[1].offset = 0x10;
+}
+
+static void frame_size_zero(char *buf)
+{
+	frame_sizes_of(buf)[0].bytes = 0;
+}
+
+static void frame_size_unaligned(char *buf)
+{
+	frame_sizes_of(buf)[0].bytes = 44;
+}
+
+static void frame_size_huge(char *buf)
+{
+	frame_sizes_of(buf)[0].bytes = PLAN_FRAME_BYTES_MAX;
+}
+
+static void frame_sizes_past_the_file(char *buf)
+{
+	record_of(buf)->frame_size_count = UINT32_MAX;
+}
+
+static void image_reserved_set(char *buf)
+{
+	record_of(buf)->reserved = 1;
+}
+
+/* Frame sizes round trip, also as the reader gives them back (a merge, a
+ * re-plan); the reader refuses any that replay could not trust the format of. */
+static void test_frame_sizes(void)
+{
+	struct plan_image im = make_image(), back;
+	void (*const hostile[])(char *) = {frame_size_bad_module, frame_sizes_descending,
+					   frame_size_twice,	  frame_size_zero,
+					   frame_size_unaligned,  frame_size_huge,
+					   frame_sizes_past_the_file, image_reserved_set};
+	void *buf, *again;
+	size_t len, again_len;
+
+	im.frame_sizes = frame_sizes;
+	im.record.frame_size_count = 3;
+	CHECK(plan_file_serialize(&im, 1, 7, &buf, &len) == 0);
+	CHECK(validate(buf, len) == 0);
+	plan_file_image(buf, 0, &back);
+	CHECK_EQ_U64(back.record.frame_size_count, 3);
+	CHECK(memcmp(back.frame_sizes, frame_sizes, sizeof(frame_sizes)) == 0);
+	CHECK(plan_file_serialize(&back, 1, 7, &again, &again_len) == 0);
+	CHECK(again_len == len && memcmp(again, buf, len) == 0);
+	free(again);
+	check_refused(buf, len, hostile, sizeof(hostile) / sizeof(hostile[0]));
+	/* The writer refuses what the reader would. */
+	struct plan_frame_size unsorted[2] = {frame_sizes[1], frame_sizes[0]};
+	im.frame_sizes = unsorted;
+	im.record.frame_size_count = 2;
+	CHECK(plan_file_serialize(&im, 1, 7, &again, &again_len) == -EINVAL);
 	free(buf);
 }
 
@@ -427,5 +516,6 @@ int main(void)
 	entries[1].offset_bytes = 128;
 
 	test_symbols();
+	test_frame_sizes();
 	return 0;
 }
