@@ -133,6 +133,8 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 	fprintf(out, "  symbols:      %s\n",
 		r->symbol_count ? "stored in the plan when recorded"
 				: "none stored; looked up in the binaries now");
+	fprintf(out, "  frame sizes:  %u (replay walks stacks through them without unwinding)\n",
+		r->frame_size_count);
 	if (!r->site_count)
 		return;
 	fprintf(out, "  top call sites by bytes live at the peak (%s requested):\n",
@@ -207,14 +209,14 @@ static void print_image_json(FILE *out, struct symbolizer *sym, const struct pla
 		",\"pool_slots\":%" PRIu64 ",\"pool_bytes\":%" PRIu64 ",\"arena_bytes\":%" PRIu64
 		",\"lower_bound_bytes\":%" PRIu64 ",\"requested_peak_bytes\":%" PRIu64
 		",\"sites\":%u,\"thread_regions\":%s,\"forked\":%s,\"symbols_stored\":%s"
-		",\"peak_time\":%" PRIu64 ",\"exe_key\":\"%016" PRIx64
+		",\"frame_sizes\":%u,\"peak_time\":%" PRIu64 ",\"exe_key\":\"%016" PRIx64
 		"\",\"args_key\":\"%016" PRIx64 "\",\"top_sites\":[",
 		r->pid, r->depth, plan_summary_figures(im).allocations, r->alloc_calls,
 		r->entry_count, r->folded_count, r->pool_count, slots, pool_bytes, r->arena_bytes,
 		r->lower_bound_bytes, r->requested_peak_bytes, r->site_count,
 		r->flags & PLAN_IMAGE_THREAD_REGIONS ? "true" : "false",
 		r->flags & PLAN_IMAGE_FORKED ? "true" : "false", r->symbol_count ? "true" : "false",
-		t_peak, r->exe_key, r->args_key);
+		r->frame_size_count, t_peak, r->exe_key, r->args_key);
 	for (uint32_t i = 0; i < top && i < r->site_count; i++) {
 		const struct site_summary *s = &sums[i];
 		const struct plan_site *site = &im->sites[s->site];

@@ -410,6 +410,106 @@ void callsite_modules(const struct plan_module **out_modules, uint32_t *module_c
 	*strings_bytes = plan_strings_bytes;
 }
 
+/* What callsite_frame_sizes gathers. */
+struct frame_sizes {
+	struct plan_frame_size *sizes;
+	uint32_t count, cap;
+	bool failed;
+};
+
+static void gather_frame_size(uintptr_t ip, uint32_t size, void *ctx)
+{
+	struct frame_sizes *fs = ctx;
+	const struct module *m = module_table_find(&modules, ip);
+
+	/* memplan's own frames are no part of the program's stacks (resolve_site). */
+	if (fs->failed || !m || (ip >= callsite_own_start && ip < callsite_own_end))
+		return;
+	if (fs->count == fs->cap) {
+		uint32_t cap = fs->cap ? 2 * fs->cap : 256;
+		struct plan_frame_size *grown = realloc(fs->sizes, cap * sizeof(*grown));
+		if (!grown) {
+			fs->failed = true;
+			return;
+		}
+		fs->sizes = grown;
+		fs->cap = cap;
+	}
+	uint32_t module = plan_module_index(m);
+	if (module == UINT32_MAX) {
+		fs->failed = true;
+		return;
+	}
+	fs->sizes[fs->count++] = (struct plan_frame_size){ip - m->base, module, size};
+}
+
+static int by_module_offset(const void *a, const void *b)
+{
+	const struct plan_frame_size *x = a, *y = b;
+
+	if (x->module != y->module)
+		return x->module < y->module ? -1 : 1;
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+int callsite_frame_sizes(struct plan_frame_size **sizes, uint32_t *count)
+{
+	struct frame_sizes fs = {0};
+
+	module_table_refresh(&modules);
+	frame_walk_each_known(gather_frame_size, &fs);
+	if (fs.failed) {
+		free(fs.sizes);
+		return -ENOMEM;
+	}
+	qsort(fs.sizes, fs.count, sizeof(*fs.sizes), by_module_offset);
+	/* A module mapped twice gives one (module, offset) two addresses. */
+	uint32_t kept = 0;
+	for (uint32_t k = 0; k < fs.count; k++)
+		if (!kept || by_module_offset(&fs.sizes[kept - 1], &fs.sizes[k]) != 0)
+			fs.sizes[kept++] = fs.sizes[k];
+	*sizes = fs.sizes;
+	*count = kept;
+	return 0;
+}
+
+/* The one loaded module with this key, or NULL if none or several. */
+static const struct module *loaded_module(uint64_t key)
+{
+	const struct module *found = NULL;
+
+	for (size_t i = 0; i < modules.count; i++) {
+		if (modules.modules[i].key != key)
+			continue;
+		if (found)
+			return NULL;
+		found = &modules.modules[i];
+	}
+	return found;
+}
+
+void callsite_seed_frame_sizes(const struct plan_image *im)
+{
+	const struct plan_frame_size *f = im->frame_sizes;
+	const uint32_t count = im->record.frame_size_count;
+	bool held = lone_lock(&callsite_mutex);
+
+	frame_walk_reserve(count);
+	for (uint32_t k = 0; k < count;) {
+		uint32_t module = f[k].module;
+		const struct module *m = loaded_module(im->modules[module].key);
+		for (; k < count && f[k].module == module; k++) {
+			uintptr_t ip = m ? m->base + f[k].offset : 0;
+			/* The plan's offsets are checked against the module it names:
+			 * an address outside it is some other module's code. */
+			if (m && ip >= m->start && ip < m->end &&
+			    !(ip >= callsite_own_start && ip < callsite_own_end))
+				frame_walk_seed(ip, f[k].bytes);
+		}
+	}
+	lone_unlock(&callsite_mutex, held);
+}
+
 void callsite_lock(void)
 {
 	pthread_mutex_lock(&callsite_mutex);

@@ -191,6 +191,18 @@ uint32_t callsite_capture(void ***cookie);
 void callsite_modules(const struct plan_module **modules, uint32_t *module_count,
 		      const char **strings, uint64_t *strings_bytes);
 
+/* The frame sizes the stack walks learned (frame_walk.h), for the plan: each
+ * (module, offset) once, sorted, its module added to callsite_modules' list if
+ * it was not there, so call it before that. Sets *sizes to a malloc'ed array
+ * (NULL if none) and *count. Returns 0 or -ENOMEM. Call with the call-site lock
+ * held. */
+int callsite_frame_sizes(struct plan_frame_size **sizes, uint32_t *count);
+
+/* Starts the stack walks from the frame sizes of a plan's image: those of its
+ * modules that are loaded now (the same key, and no other loaded module with
+ * it). Call after callsite_init, with the guard set. */
+void callsite_seed_frame_sizes(const struct plan_image *image);
+
 /* Held while writing a plan so that the module list does not move. */
 void callsite_lock(void);
 void callsite_unlock(void);

@@ -11,6 +11,8 @@
 
 #include <unwind.h>
 
+#include "plan_file.h"
+
 /* Open addressing by return address, insert only: a return address keeps its
  * slot as long as its table lives. The table starts small and doubles when half
  * full, so that it costs memory as the program's code on the stack does (a
@@ -25,11 +27,14 @@
 /* state: how many walks agreed, up to FRAME_WALK_CHECKS; or VARIES. */
 #define VARIES UINT32_MAX
 /* size of the outermost frame: there is no caller to go on to. */
-#define OUTERMOST UINT32_MAX
+#define OUTERMOST FRAME_WALK_OUTERMOST
 /* What learn is told of a frame that cannot be walked: it is marked VARIES. */
-#define UNWALKABLE (UINT32_MAX - 1)
+#define UNWALKABLE FRAME_WALK_VARIES
 /* Frames bigger than this are not learned (a walk across stacks, say). */
 #define FRAME_BYTES_MAX (UINT64_C(1) << 24)
+static_assert(FRAME_WALK_OUTERMOST == PLAN_FRAME_OUTERMOST &&
+		  FRAME_WALK_VARIES == PLAN_FRAME_VARIES && FRAME_BYTES_MAX == PLAN_FRAME_BYTES_MAX,
+	      "a plan's frame sizes are frame_walk's");
 
 struct frame_slot {
 	_Atomic uint64_t ip; /* 0: free. Set last, with release: size is then in place. */
@@ -44,6 +49,7 @@ struct frame_table {
 };
 
 static struct frame_table *_Atomic table;
+static _Atomic uint64_t unwinds;
 
 static size_t table_bytes(uint32_t bits)
 {
@@ -165,11 +171,12 @@ void frame_walk_forget(void)
 
 static void insert(struct frame_table *t, uint64_t ip, uint32_t size, uint32_t state);
 
-/* Doubles the table: a copy of every slot in a new one, then published. The
- * old one is left mapped for readers still in it. Under the learner's lock. */
-static void grow(struct frame_table *t)
+/* Replaces t by a table of 2^bits slots (more than t's): a copy of every slot
+ * in a new one, then published. The old one is left mapped for readers still
+ * in it. Under the learner's lock. */
+static void enlarge(struct frame_table *t, uint32_t bits)
 {
-	struct frame_table *bigger = t->bits < SLOT_BITS_MAX ? table_new(t->bits + 1) : NULL;
+	struct frame_table *bigger = table_new(bits);
 
 	if (!bigger)
 		return; /* it fills up: the rest of the frames are unwound */
@@ -181,6 +188,12 @@ static void grow(struct frame_table *t)
 			       atomic_load_explicit(&s->state, memory_order_relaxed));
 	}
 	atomic_store_explicit(&table, bigger, memory_order_release);
+}
+
+static void grow(struct frame_table *t)
+{
+	if (t->bits < SLOT_BITS_MAX)
+		enlarge(t, t->bits + 1);
 }
 
 /* Puts a slot for ip with size and state in t (not there yet), if a free slot
@@ -199,6 +212,48 @@ static void insert(struct frame_table *t, uint64_t ip, uint32_t size, uint32_t s
 		atomic_store_explicit(&s->ip, ip, memory_order_release);
 		t->used++;
 		return;
+	}
+}
+
+void frame_walk_reserve(uint32_t count)
+{
+	struct frame_table *t = atomic_load_explicit(&table, memory_order_relaxed);
+
+	if (!t)
+		return;
+	uint32_t bits = t->bits;
+	uint64_t want = 2 * ((uint64_t)t->used + count);
+	while (bits < SLOT_BITS_MAX && want > (UINT64_C(1) << bits))
+		bits++;
+	if (bits > t->bits)
+		enlarge(t, bits);
+}
+
+void frame_walk_seed(uintptr_t ip, uint32_t size)
+{
+	struct frame_table *t = atomic_load_explicit(&table, memory_order_relaxed);
+
+	if (!t || !ip || find(t, ip))
+		return;
+	if (2 * (t->used + 1) > (UINT32_C(1) << t->bits)) {
+		grow(t);
+		t = atomic_load_explicit(&table, memory_order_relaxed);
+	}
+	insert(t, ip, size, size == UNWALKABLE ? VARIES : FRAME_WALK_CHECKS);
+}
+
+void frame_walk_each_known(void (*fn)(uintptr_t ip, uint32_t size, void *ctx), void *ctx)
+{
+	const struct frame_table *t = atomic_load_explicit(&table, memory_order_relaxed);
+
+	for (uint32_t i = 0; t && i < (UINT32_C(1) << t->bits); i++) {
+		const struct frame_slot *s = &t->slots[i];
+		uint64_t ip = atomic_load_explicit(&s->ip, memory_order_relaxed);
+		uint32_t state = atomic_load_explicit(&s->state, memory_order_relaxed);
+		if (ip && state == VARIES)
+			fn(ip, UNWALKABLE, ctx);
+		else if (ip && state >= 1)
+			fn(ip, s->size, ctx);
 	}
 }
 
@@ -266,6 +321,11 @@ static _Unwind_Reason_Code visit(struct _Unwind_Context *context, void *arg)
 	return ++walk->n < walk->max ? _URC_NO_REASON : _URC_NORMAL_STOP;
 }
 
+uint64_t frame_walk_unwinds(void)
+{
+	return atomic_load_explicit(&unwinds, memory_order_relaxed);
+}
+
 bool frame_walk_from_unwinder(uintptr_t return_address)
 {
 	return return_address >= unwinder_start && return_address < unwinder_end;
@@ -279,6 +339,8 @@ int frame_walk_unwind(uintptr_t skip_start, uintptr_t skip_end, void **ips, uint
 	*outermost = false;
 	if (max <= 0)
 		return 0;
+	/* Shared, but an unwind takes microseconds: the count costs nothing beside. */
+	atomic_fetch_add_explicit(&unwinds, 1, memory_order_relaxed);
 	/* libgcc's unwinder finds each frame's unwind table with _dl_find_object:
 	 * no lock, no system call. libunwind 1.6 (Debian's, built without its
 	 * per-thread cache) set the signal mask at every step, 9,300 system calls

@@ -17,6 +17,12 @@
  * and walks through it always go to the unwinder. The outermost frame (no caller)
  * is learned like a size.
  *
+ * A plan carries the sizes its recording learned (struct plan_frame_size), and
+ * replay starts from them, trusted (frame_walk_seed): it walks a stack it has
+ * never unwound, and libgcc's unwinder, with the unwind tables it reads, is
+ * left to the periodic checks (callsite.c) and to frames the recording never
+ * saw.
+ *
  * A wrong size can only give wrong frames, never a fault: every load is a word
  * between the walk's first stack pointer and base, each frame above the one
  * before, and the caller starts walks only from a frame on the thread's own
@@ -28,6 +34,11 @@
 #include <stdint.h>
 
 #define FRAME_WALK_CHECKS 4
+
+/* Sizes as frame_walk_seed and frame_walk_each_known pass them, besides a
+ * frame's bytes: */
+#define FRAME_WALK_OUTERMOST UINT32_MAX	   /* no caller */
+#define FRAME_WALK_VARIES    (UINT32_MAX - 1) /* not walked: always unwound */
 
 /* What frame_walk returns when it cannot finish: */
 #define FRAME_WALK_LEARNING (-1) /* a frame not learned yet: unwind and learn */
@@ -60,11 +71,32 @@ bool frame_walk_from_unwinder(uintptr_t return_address);
 int frame_walk_unwind(uintptr_t skip_start, uintptr_t skip_end, void **ips, uintptr_t *sps, int max,
 		      bool *outermost);
 
+/* How many times frame_walk_unwind has run in this process: each an unwind
+ * that a walk on learned sizes could not spare. */
+uint64_t frame_walk_unwinds(void);
+
 /* Forgets every learned size: the code at some return address may have changed
  * (a module unloaded, another mapped in its place). A walk that runs meanwhile
  * sees each slot learned or empty, and in between at worst a wrong size: wrong
  * frames, never a fault (see above). Call under the learner's lock. */
 void frame_walk_forget(void);
+
+/* Makes room for count more sizes at once, rather than doubling the table on
+ * the way. Call under the learner's lock. */
+void frame_walk_reserve(uint32_t count);
+
+/* Takes size (bytes, or FRAME_WALK_OUTERMOST or FRAME_WALK_VARIES) as trusted
+ * for return address ip, unless ip is known already. Whatever it is told, walks
+ * stay sound (see above): a wrong size only gives wrong frames. Call under the
+ * learner's lock. */
+void frame_walk_seed(uintptr_t ip, uint32_t size);
+
+/* Calls fn for each return address whose size some walk learned (and none
+ * contradicted), or that is marked varying, with the size as frame_walk_seed
+ * takes it. Not only trusted sizes: the rarer a stack, the fewer unwinds it
+ * had, and those are the ones a seeded table spares most. Call under the
+ * learner's lock. */
+void frame_walk_each_known(void (*fn)(uintptr_t ip, uint32_t size, void *ctx), void *ctx);
 
 /* Learns the frame sizes that a frame_walk_unwind of the calling thread found,
  * before the frames it saw return. base: as for frame_walk (0: learns nothing).

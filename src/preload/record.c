@@ -327,6 +327,7 @@ int record_finish(bool from_signal)
 	const char *module_strings;
 	uint64_t module_strings_bytes;
 	char *strings = NULL;
+	struct plan_frame_size *frame_sizes = NULL;
 	int r;
 
 	pthread_mutex_lock(&record_mutex);
@@ -338,6 +339,9 @@ int record_finish(bool from_signal)
 	}
 	recording_on = false;
 	callsite_lock();
+	/* First: it may add modules to the list callsite_modules gives. */
+	r = callsite_frame_sizes(&frame_sizes, &image.record.frame_size_count);
+	image.frame_sizes = frame_sizes;
 	callsite_modules(&modules, &image.record.module_count, &module_strings,
 			 &module_strings_bytes);
 	if (preload_config.image.fork_ordinal) {
@@ -354,7 +358,7 @@ int record_finish(bool from_signal)
 	image.modules = modules;
 	image.sites = sites;
 	image.frames = frames;
-	strings = build_strings(&image, module_strings, module_strings_bytes);
+	strings = r == 0 ? build_strings(&image, module_strings, module_strings_bytes) : NULL;
 	r = strings ? 0 : -ENOMEM;
 	image.strings = strings;
 	if (r == 0 && site_count && !know_site(site_count - 1))
@@ -380,6 +384,7 @@ int record_finish(bool from_signal)
 	write_status(image.record.alloc_calls, image.record.entry_count, why, said);
 
 	__libc_free(strings);
+	free(frame_sizes);
 	recording_built_free(&built);
 	return r;
 }

@@ -26,6 +26,7 @@
 #include "callsite.h"
 #include "entry_codec.h"
 #include "file_io.h"
+#include "frame_walk.h"
 #include "guard.h"
 #include "init.h"
 #include "json_line.h"
@@ -414,9 +415,11 @@ int replay_start(void)
 	}
 	preload_config.depth = image.record.depth;
 	r = index_image();
-	drop_tables(); /* what replay needs of them is copied */
 	if (r == 0)
 		r = callsite_init(image.record.depth, &interner);
+	if (r == 0)
+		callsite_seed_frame_sizes(&image);
+	drop_tables(); /* what replay needs of them is copied */
 	if (r == 0)
 		r = arena_map(image.record.arena_bytes, preload_config.prefault);
 	if (r < 0) {
@@ -1477,6 +1480,7 @@ void replay_finish(void)
 	int64_t peak = atomic_load(&libc_peak_bytes);
 	if (have_image)
 		json_key_u64(&j, "libc_peak_bytes", peak > 0 ? (uint64_t)peak : 0);
+	json_key_u64(&j, "unwinds", frame_walk_unwinds());
 	json_end(&j);
 	r = json_append_line(&j, preload_config.stats_path);
 	if (r < 0)

@@ -11,7 +11,14 @@
  *   outside: the entries left as they are, but each image's arena cut to half
  *            its size (its pools moved to its start), the checksum made valid
  *            again: every block decodes, and the entries past the new end must
- *            never be served. */
+ *            never be served;
+ *   sizes:   the entries left as they are, but every learned frame size made
+ *            another plausible one (a multiple of 8 up to 4 KiB, now and then
+ *            the outermost mark): stack walks go astray, never out of the
+ *            stack;
+ *   nosizes: the same plan without its frame sizes: replay learns them by
+ *            unwinding, as it did before plans carried them. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +72,21 @@ static void break_blocks(char *buf, size_t len)
 	h->checksum = XXH3_64bits(buf + 32, len - 32);
 }
 
+/* A copy of the image's frame sizes, each replaced by another plausible one. */
+static struct plan_frame_size *scrambled_sizes(const struct plan_image *im, uint64_t *seed)
+{
+	uint32_t n = im->record.frame_size_count;
+	struct plan_frame_size *sizes = calloc(n + 1, sizeof(*sizes));
+
+	for (uint32_t k = 0; k < n; k++) {
+		*seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+		sizes[k] = im->frame_sizes[k];
+		sizes[k].bytes = (*seed >> 40) % 8 == 0 ? PLAN_FRAME_OUTERMOST
+							 : (uint32_t)(8 + (*seed >> 20) % 512 * 8);
+	}
+	return sizes;
+}
+
 int main(int argc, char **argv)
 {
 	char why[256];
@@ -72,9 +94,12 @@ int main(int argc, char **argv)
 	size_t len, out_len;
 	uint64_t seed = 42;
 
-	if (argc != 4 || (strcmp(argv[3], "zero") && strcmp(argv[3], "shuffle") &&
-			  strcmp(argv[3], "badblocks") && strcmp(argv[3], "outside"))) {
-		fprintf(stderr, "usage: hostile-plan IN OUT zero|shuffle|badblocks|outside\n");
+	const char *mode = argc == 4 ? argv[3] : "";
+	bool keeps_entries = !strcmp(mode, "badblocks") || !strcmp(mode, "outside") ||
+			     !strcmp(mode, "sizes") || !strcmp(mode, "nosizes");
+	if (!keeps_entries && strcmp(mode, "zero") && strcmp(mode, "shuffle")) {
+		fprintf(stderr, "usage: hostile-plan IN OUT "
+				"zero|shuffle|badblocks|outside|sizes|nosizes\n");
 		return 2;
 	}
 	if (plan_file_load(argv[1], &buf, &len, why, sizeof(why)) < 0) {
@@ -104,12 +129,12 @@ int main(int argc, char **argv)
 			if (images[i].pools[k].align_bytes > max_align)
 				max_align = images[i].pools[k].align_bytes;
 		uint64_t arena = (biggest + 2 * max_align) & ~(max_align - 1);
-		if (!strcmp(argv[3], "badblocks")) {
+		if (keeps_entries) {
 			images[i].entries = entries;
-			continue;
-		}
-		if (!strcmp(argv[3], "outside")) {
-			images[i].entries = entries;
+			if (!strcmp(mode, "nosizes"))
+				images[i].record.frame_size_count = 0;
+			if (!strcmp(mode, "sizes"))
+				images[i].frame_sizes = scrambled_sizes(&images[i], &seed);
 			continue;
 		}
 		/* The chunks too: a hostile plan's pools overlap everything. */
@@ -129,7 +154,7 @@ int main(int argc, char **argv)
 									       : PLAN_GRANULE_BYTES;
 			chunks[k] = images[i].chunks[k];
 			chunks[k].offset_bytes = 0;
-			if (!strcmp(argv[3], "shuffle")) {
+			if (!strcmp(mode, "shuffle")) {
 				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 				chunks[k].offset_bytes = (seed >> 20) % (room + 1) / align * align;
 			}
@@ -137,7 +162,7 @@ int main(int argc, char **argv)
 		images[i].chunks = chunks;
 		for (uint64_t e = 0; e < count; e++) {
 			uint64_t room = arena - entries[e].size_bytes, off = 0;
-			if (!strcmp(argv[3], "shuffle")) {
+			if (!strcmp(mode, "shuffle")) {
 				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 				off = (seed >> 20) % (room + 1);
 			}
@@ -154,9 +179,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hostile-plan: cannot serialise the plan\n");
 		return 1;
 	}
-	if (!strcmp(argv[3], "badblocks"))
+	if (!strcmp(mode, "badblocks"))
 		break_blocks(out, out_len);
-	if (!strcmp(argv[3], "outside"))
+	if (!strcmp(mode, "outside"))
 		shrink_arenas(out, out_len);
 	if (atomic_file_write(argv[2], out, out_len) < 0) {
 		fprintf(stderr, "hostile-plan: cannot write %s\n", argv[2]);

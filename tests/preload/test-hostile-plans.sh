@@ -26,6 +26,30 @@ for prog in "pattern_threads 4 20000" "family 5" "forker"; do
   done
 done
 
+# Frame sizes that say anything (each another plausible size, or the outermost
+# mark): stack walks go astray, so calls are taken for other sites, or none,
+# and served less; but a walk only ever reads the thread's own stack, and
+# whatever site a call is taken for, the occupancy check keeps its block apart.
+# replay_sizes NAME CMD...: NAME's good plan so made hostile, replayed.
+replay_sizes() {
+  local name=$1; shift
+  "$HOSTILE_PLAN" "$WORK/$name.good.plan" "$WORK/$name.plan" sizes
+  run_replay "$name" timeout 120 "$@"
+  same_as_plain "$name" replay
+  no_memplan_messages "$name" replay
+  echo "$name/sizes: $(stat_sum "$name" hits) served, $(stat_sum "$name" unwinds) unwinds"
+}
+replay_sizes pattern_threads "$PROGRAMS/pattern_threads" 4 20000
+replay_sizes family "$PROGRAMS/family" 5
+# perl too: its interpreter's stacks are deep, and it allocates all along.
+if command -v perl >/dev/null; then
+  script='my %h; for my $i (1..30000) { $h{$i % 999} .= $i } print scalar(keys %h), "\n"'
+  run_plain perl perl -e "$script"
+  run_record perl perl -e "$script"
+  cp "$WORK/perl.plan" "$WORK/perl.good.plan"
+  replay_sizes perl perl -e "$script"
+fi
+
 # A longer run than the recorded one goes on in the sites' pools and tails,
 # which the hostile plans move over each other and the entries too: still no
 # overlap (pattern_threads checks every byte), and the busy ones refused.

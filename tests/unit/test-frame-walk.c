@@ -171,6 +171,64 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/* The sizes frame_walk_each_known reports, as a plan keeps them. */
+static struct {
+	uintptr_t ip;
+	uint32_t size;
+} known[1 << 14];
+static uint32_t known_count, known_varying;
+
+static void keep(uintptr_t ip, uint32_t size, void *ctx)
+{
+	(void)ctx;
+	CHECK(known_count < sizeof(known) / sizeof(known[0]));
+	known[known_count].ip = ip;
+	known[known_count++].size = size;
+	known_varying += size == FRAME_WALK_VARIES;
+}
+
+static FRAME void two_captures(void)
+{
+	recurse(3);
+	dispatch(0);
+}
+
+/* What replay does with a plan's sizes: a table that knows nothing walks no
+ * stack; seeded with what another table learned, it walks at once. Each phase
+ * captures through the one call below, so that they all meet the same return
+ * addresses. */
+static FRAME void check_seeding(void)
+{
+	enum { FORGOTTEN = FRAME_WALK_CHECKS, SEEDED };
+
+	/* volatile: a loop peeled into one copy per phase would call from as many
+	 * places. */
+	for (volatile int phase = 0; phase <= SEEDED; phase++) {
+		if (phase == FORGOTTEN) {
+			frame_walk_each_known(keep, NULL);
+			CHECK(known_count > 0);
+			CHECK(known_varying > 0); /* sized, sized_late, the signal frame */
+			frame_walk_forget();
+		}
+		if (phase == SEEDED) {
+			frame_walk_forget();
+			frame_walk_reserve(known_count);
+			for (uint32_t k = 0; k < known_count; k++)
+				frame_walk_seed(known[k].ip, known[k].size);
+		}
+		int walked_before = walked;
+		two_captures();
+		if (phase == FORGOTTEN)
+			CHECK(walked == walked_before);
+		if (phase == SEEDED)
+			CHECK(walked == walked_before + 2);
+	}
+	/* Marked as varying, the run-time sized frame is refused from the start. */
+	int refused_before = refused;
+	sized(100);
+	CHECK(refused == refused_before + 1);
+}
+
 int main(void)
 {
 	pthread_t thread;
@@ -212,22 +270,8 @@ int main(void)
 		raise(SIGUSR1);
 	CHECK(refused == refused_before + 10);
 
-	/* Forgotten, sizes are learned anew. The same call each round (volatile:
-	 * a loop peeled into copies would call from as many places): walked once
-	 * learned, not right after the table forgot it. */
-	int walked_before = 0;
-	for (volatile int round = 0; round < FRAME_WALK_CHECKS + 2; round++) {
-		if (round == FRAME_WALK_CHECKS)
-			walked_before = walked;
-		if (round == FRAME_WALK_CHECKS + 1) {
-			CHECK(walked == walked_before + 1);
-			frame_walk_forget();
-			walked_before = walked;
-		}
-		dispatch(0);
-	}
-	CHECK(walked == walked_before);
-
-	printf("%d captures, %d walked, %d refused\n", captures, walked, refused);
+	check_seeding();
+	printf("%d captures, %d walked, %d refused; %u sizes known, %u varying\n", captures,
+	       walked, refused, known_count, known_varying);
 	return 0;
 }

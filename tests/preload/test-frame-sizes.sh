@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A plan carries the frame sizes its recording's stack walks learned, and replay
+# walks stacks from them instead of unwinding each new one with libgcc's
+# unwinder. Real programs, replayed on their recorded input: output identical,
+# as many allocations served, and far fewer unwinds (the replay statistics'
+# `unwinds`) than a replay of the same plan without its frame sizes.
+. "$(dirname "$0")/lib.sh"
+need sqlite3 perl python3
+
+{
+  echo "CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT);"
+  awk 'BEGIN { for (i = 0; i < 3000; i++) printf "INSERT INTO t(k, v) VALUES (%d, \"v%d\");\n", i % 97, i }'
+  echo "SELECT k, count(*), max(v) FROM t GROUP BY k ORDER BY k LIMIT 5;"
+} >"$WORK/script.sql"
+export PERL_HASH_SEED=0
+
+# replay_counting NAME CMD...: replays, checks the output, and sets served and
+# unwound from the statistics.
+replay_counting() {
+  local name=$1; shift
+  run_replay "$name" "$@"
+  same_as_plain "$name" replay
+  no_memplan_messages "$name" replay
+  served=$(stat_sum "$name" hits)
+  unwound=$(stat_sum "$name" unwinds)
+}
+
+check() {
+  local name=$1; shift
+  run_plain "$name" "$@"
+  run_record "$name" "$@"
+  same_as_plain "$name" record
+  local sizes
+  sizes=$("$MEMPLAN" show --json "$WORK/$name.plan" |
+    python3 -c 'import json,sys; print(sum(i["frame_sizes"] for i in json.load(sys.stdin)["images"]))')
+  [ "$sizes" -gt 0 ] || fail "$name: the plan holds no frame sizes"
+  cp "$WORK/$name.plan" "$WORK/$name.sized.plan"
+  replay_counting "$name" "$@"
+  local hits=$served unwinds=$unwound
+  "$HOSTILE_PLAN" "$WORK/$name.sized.plan" "$WORK/$name.plan" nosizes
+  replay_counting "$name" "$@"
+  local hits_unsized=$served unwinds_unsized=$unwound
+  echo "$name: $sizes frame sizes; replay unwound $unwinds times ($hits served)," \
+    "$unwinds_unsized without them ($hits_unsized served)"
+  [ "$unwinds_unsized" -gt 0 ] || fail "$name: the replay without frame sizes never unwound"
+  [ $((unwinds * 4)) -le "$unwinds_unsized" ] ||
+    fail "$name: $unwinds unwinds with the plan's frame sizes, $unwinds_unsized without"
+  # Walked or unwound, a stack names the same site.
+  [ $((hits * 100)) -ge $((hits_unsized * 99)) ] ||
+    fail "$name: $hits served with frame sizes, $hits_unsized without"
+}
+
+check sqlite3 sqlite3 :memory: ".read $WORK/script.sql"
+check perl perl -e 'my %h; for my $i (1..50000) { $h{"k" . ($i % 3000)} .= "x" } print scalar(keys %h), "\n"'
+check python3 python3 -c 'import json; d = [{"a": i, "b": str(i)} for i in range(20000)]; print(len(json.dumps(d)))'
