@@ -149,7 +149,7 @@ static uint32_t resolve_site(void *const *ips, int raw_count)
 		/* JIT or unmapped code has no stable offset: one shared unknown module. */
 		if (!m)
 			m = &unknown_module;
-		frames[i].module = plan_module_index(m);
+		frames[i].module = interner.reads_modules ? plan_module_index(m) : 0;
 		frames[i].reserved = 0;
 		frames[i].offset = m == &unknown_module ? 0 : ip - m->base;
 		if (frames[i].module == UINT32_MAX)

@@ -160,6 +160,9 @@ struct callsite_interner {
 	uint32_t (*intern)(void *ctx, uint64_t key, const struct plan_frame *frames,
 			   uint32_t frame_count);
 	void *ctx;
+	/* Whether intern reads the frames' modules: if not (replay, which needs
+	 * only the key), frames[].module is 0 and the module list stays empty. */
+	bool reads_modules;
 };
 
 /* Sets the depth (1..CALLSITE_MAX_DEPTH) and the interner. Returns 0, -EINVAL

@@ -113,7 +113,7 @@ static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *si
 
 int record_start(void)
 {
-	static const struct callsite_interner interner = {intern_site, NULL};
+	static const struct callsite_interner interner = {intern_site, NULL, true};
 	int r;
 
 	r = callsite_init(preload_config.depth, &interner);

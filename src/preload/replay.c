@@ -400,7 +400,7 @@ static int index_image(void)
 
 int replay_start(void)
 {
-	static const struct callsite_interner interner = {intern_site, NULL};
+	static const struct callsite_interner interner = {intern_site, NULL, false};
 	const void *plan;
 	int r;
 
