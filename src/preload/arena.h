@@ -277,6 +277,21 @@ static inline __attribute__((always_inline)) void *arena_claim(uint64_t offset_b
 	}
 }
 
+/* Whether the granule at offset_bytes (inside the arena or not) is held, as
+ * far as its fine word tells: a test of one bit, for a caller about to try
+ * arena_claim at a place that is likely taken. Only a hint: a held granule
+ * makes the claim fail, but one seen free may be taken by the time of the
+ * claim, or held at the coarse level, which the claim itself settles. */
+static inline bool arena_granule_held(uint64_t offset_bytes)
+{
+	uint64_t g = offset_bytes / PLAN_GRANULE_BYTES;
+
+	return g >= arena_granules ||
+	       atomic_load_explicit(&arena_fine[g / ARENA_WORD_GRANULES], memory_order_relaxed) >>
+		       (g % ARENA_WORD_GRANULES) &
+		   1;
+}
+
 /* The first end bit at or after bit b of a fine word's value, or -1. */
 static inline int arena_end_in(uint64_t word, uint64_t b)
 {

@@ -850,7 +850,11 @@ static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 		if (++c == n)
 			c = 0;
 		void *q;
+		/* Most places tried are still held by the site's previous block
+		 * there, which starts where the place does: one bit says so, for a
+		 * fifth of what a claim that fails costs. */
 		if (size <= e->size_bytes && !(e->offset_bytes & (align - 1)) &&
+		    !arena_granule_held(e->offset_bytes) &&
 		    (q = arena_claim(e->offset_bytes, e->size_bytes))) {
 			atomic_store_explicit(&w->tail_cursor, c, memory_order_relaxed);
 			return q;
