@@ -32,6 +32,8 @@ __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-exec")))
 
 __thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
     __attribute__((tls_model("initial-exec")));
+__thread struct callsite_recent callsite_split[CALLSITE_SPLIT]
+    __attribute__((tls_model("initial-exec")));
 _Atomic uintptr_t callsite_salt;
 /* The sites of stacks walked from origins whose cached stack was another, by
  * the hash of their raw return addresses. */
@@ -241,13 +243,31 @@ static bool usable(uintptr_t return_address, uintptr_t frame)
 	       !(return_address >= callsite_own_start && return_address < callsite_own_end);
 }
 
+/* Where (as at[]) the stack ips[0..n), whose return addresses lie at
+ * at[0..n), first differs from the one the origin's slot holds: 0 if nowhere
+ * within both. The frames below that one are the same, so both stacks have a
+ * return address there. */
+static uint32_t split_of(const struct callsite_recent *recent, uintptr_t frame, void *const *ips,
+			 const uintptr_t *at, int n)
+{
+	for (uint32_t k = 1; k < (uint32_t)n && k - 1 < recent->frames; k++)
+		if (at[k] - frame != recent->at[k - 1] ||
+		    (uintptr_t)ips[k] != recent->expect[k - 1])
+			return recent->at[k - 1] == at[k] - frame ? recent->at[k - 1] : 0;
+	return 0;
+}
+
 /* Makes the stack ips[0..n), whose return addresses lie at at[0..n), the
  * origin's cached one, for site, whose cookie is cookie: where the slot keeps
  * it, or the cookie as it was if the stack cannot be checked there (its first
  * return address is not the origin's, it is deeper than CALLSITE_VERIFIED + 1
- * frames, or a return address lies where an offset cannot say). */
-static void **remember(uintptr_t return_address, uintptr_t frame, void *const *ips,
-		       const uintptr_t *at, int n, uint32_t site, void **cookie)
+ * frames, or a return address lies where an offset cannot say). An origin
+ * whose slot holds another stack keeps that one: this one goes to the slot of
+ * callsite_split for the word where the two differ. It reads the caller's
+ * frames, which AddressSanitizer would not expect. */
+__attribute__((no_sanitize("address"))) static void **
+remember(uintptr_t return_address, uintptr_t frame, void *const *ips, const uintptr_t *at, int n,
+	 uint32_t site, void **cookie)
 {
 	struct callsite_recent *recent;
 	uint64_t depth = callsite_stack_base - frame;
@@ -263,6 +283,18 @@ static void **remember(uintptr_t return_address, uintptr_t frame, void *const *i
 	if (!callsite_recent_holds(recent, salted, depth) &&
 	    (callsite_recent_holds(recent + 1, salted, depth) || recent->return_address))
 		recent++;
+	uint32_t split_at = 0;
+	if (callsite_recent_holds(recent, salted, depth)) {
+		if (!recent->split_at)
+			recent->split_at = split_of(recent, frame, ips, at, n);
+		split_at = recent->split_at;
+	}
+	/* The word callsite_cached will read there: the frames below it are the
+	 * origin's, so it lies on this thread's stack, mapped. */
+	if (split_at)
+		recent = callsite_split_slot(return_address, depth,
+					     *(const uintptr_t *)(frame + split_at));
+	recent->split_at = 0;
 	recent->cookie = *cookie;
 	recent->return_address = salted;
 	recent->depth = (uint32_t)depth;
@@ -529,6 +561,7 @@ void callsite_forget_sites(void)
 {
 	addr_map_clear(&raw_to_site);
 	memset(callsite_recent, 0, sizeof(callsite_recent));
+	memset(callsite_split, 0, sizeof(callsite_split));
 	memset(recent_stacks, 0, sizeof(recent_stacks));
 }
 

@@ -94,10 +94,27 @@ struct callsite_recent {
 	uint32_t site;
 	void *cookie;	 /* the caller's, for the site (callsite_capture) */
 	uint32_t frames; /* return addresses checked past the first */
+	/* In an origin's slot: 0, or where (as at[]) its stacks were first seen
+	 * to differ, which names the slot of callsite_split that holds each of
+	 * its other stacks. */
+	uint32_t split_at;
 	uint32_t at[CALLSITE_VERIFIED];
 	uintptr_t expect[CALLSITE_VERIFIED];
 };
 extern __thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
+    __attribute__((tls_model("initial-exec")));
+
+/* The other stacks of origins that many call paths reach (a wrapper's call of
+ * malloc: sqlite3 makes a quarter of its calls so), one slot each, by the
+ * origin and the word on the stack where its stacks differ (split_at): the
+ * return address that tells the wrapper's callers apart. Its slot's stack is
+ * checked as an origin's is, so a slot holding another stack, or a word that
+ * is no return address (a stack of another shape), only misses. Without it,
+ * such calls walked their stacks and rewrote the origin's slot at every call
+ * (about 600 instructions each). Direct-mapped: a conflict only costs a walk. */
+#define CALLSITE_SPLIT 256 /* callsite_split_slot takes the top 8 bits of a hash */
+_Static_assert(CALLSITE_SPLIT == 1 << 8, "callsite_split_slot");
+extern __thread struct callsite_recent callsite_split[CALLSITE_SPLIT]
     __attribute__((tls_model("initial-exec")));
 /* memplan's own code: an origin in it is no call of the program's. */
 extern uintptr_t callsite_own_start, callsite_own_end;
@@ -115,6 +132,26 @@ static inline bool callsite_recent_holds(const struct callsite_recent *recent, u
 	return recent->return_address == salted && recent->depth == depth;
 }
 
+/* The slot of callsite_split for an origin and the word at its split_at. */
+static inline struct callsite_recent *callsite_split_slot(uintptr_t return_address, uint64_t depth,
+							  uintptr_t word)
+{
+	return &callsite_split[((return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) ^ word) *
+				   UINT64_C(0xc2b2ae3d27d4eb4f) >>
+			       56];
+}
+
+/* Whether the stack of the slot's origin, whose frame is frame, holds the
+ * slot's return addresses where the slot says. */
+__attribute__((no_sanitize("address"))) static inline bool
+callsite_recent_matches(const struct callsite_recent *recent, uintptr_t frame)
+{
+	for (uint32_t k = 0; k < recent->frames; k++)
+		if (*(const uintptr_t *)(frame + recent->at[k]) != recent->expect[k])
+			return false;
+	return true;
+}
+
 /* The site of a call from this origin (the exported function's return address,
  * never 0, and frame) if this thread's cache holds the stack it came by, with
  * the cookie as callsite_capture gives it; else CALLSITE_UNKNOWN, and only
@@ -130,9 +167,15 @@ callsite_cached(uintptr_t return_address, uintptr_t frame, void ***cookie)
 	if (!callsite_recent_holds(recent, salted, depth) &&
 	    !callsite_recent_holds(++recent, salted, depth))
 		return CALLSITE_UNKNOWN;
-	for (uint32_t k = 0; k < recent->frames; k++)
-		if (*(const uintptr_t *)(frame + recent->at[k]) != recent->expect[k])
+	if (!callsite_recent_matches(recent, frame)) {
+		if (!recent->split_at)
 			return CALLSITE_UNKNOWN;
+		recent = callsite_split_slot(return_address, depth,
+					     *(const uintptr_t *)(frame + recent->split_at));
+		if (!callsite_recent_holds(recent, salted, depth) ||
+		    !callsite_recent_matches(recent, frame))
+			return CALLSITE_UNKNOWN;
+	}
 	*cookie = (void **)&recent->cookie;
 	return recent->site;
 }

@@ -6,23 +6,11 @@
  * stack, so the plan has four sites of 2 * ROUNDS allocations each, however
  * alike their first frames are. Prints a checksum. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "alloc_helper.h"
 
 #define ROUNDS 32
 
-static unsigned long sum;
-
-static __attribute__((noinline)) void helper(size_t n)
-{
-	char *p = malloc(n);
-
-	if (!p)
-		exit(1);
-	memset(p, (int)n, n);
-	sum += (unsigned char)p[n - 1] + n;
-	free(p);
-}
 
 static __attribute__((noinline)) void middle(size_t n)
 {
@@ -66,6 +54,6 @@ int main(void)
 		path_c();
 		path_d();
 	}
-	printf("%lu\n", sum);
+	printf("%lu\n", helper_sum);
 	return 0;
 }
