@@ -112,8 +112,8 @@ extern __thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
  * is no return address (a stack of another shape), only misses. Without it,
  * such calls walked their stacks and rewrote the origin's slot at every call
  * (about 600 instructions each). Direct-mapped: a conflict only costs a walk. */
-#define CALLSITE_SPLIT 256 /* callsite_split_slot takes the top 8 bits of a hash */
-_Static_assert(CALLSITE_SPLIT == 1 << 8, "callsite_split_slot");
+#define CALLSITE_SPLIT 64 /* callsite_split_slot takes the top 6 bits of a hash */
+_Static_assert(CALLSITE_SPLIT == 1 << 6, "callsite_split_slot");
 extern __thread struct callsite_recent callsite_split[CALLSITE_SPLIT]
     __attribute__((tls_model("initial-exec")));
 /* memplan's own code: an origin in it is no call of the program's. */
@@ -138,7 +138,7 @@ static inline struct callsite_recent *callsite_split_slot(uintptr_t return_addre
 {
 	return &callsite_split[((return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) ^ word) *
 				   UINT64_C(0xc2b2ae3d27d4eb4f) >>
-			       56];
+			       58];
 }
 
 /* Whether the stack of the slot's origin, whose frame is frame, holds the
