@@ -851,8 +851,8 @@ static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 			c = 0;
 		void *q;
 		/* Most places tried are still held by the site's previous block
-		 * there, which starts where the place does: one bit says so, for a
-		 * fifth of what a claim that fails costs. */
+		 * there, which starts where the place does: one bit says so, for
+		 * much less than a claim that fails costs. */
 		if (size <= e->size_bytes && !(e->offset_bytes & (align - 1)) &&
 		    !arena_granule_held(e->offset_bytes) &&
 		    (q = arena_claim(e->offset_bytes, e->size_bytes))) {
