@@ -188,19 +188,17 @@ static inline enum pool_release pool_slots_release(uint64_t offset)
 	 * before offset. */
 	const struct chunk_span *s = &pool_slots_spans[first - 1];
 	if (offset >= s->end) {
-		uint32_t at = first, n = pool_slots_page_spans[offset >> 12] - 1;
-		while (n > 1) {
-			const uint32_t half = n / 2;
-			if (pool_slots_spans[at + half].start <= offset) {
-				at += half;
-				n -= half;
-			} else {
-				n = half;
-			}
-		}
+		uint32_t n = pool_slots_page_spans[offset >> 12] - 1;
 		if (!n)
 			return POOL_NO_CHUNK;
-		s = &pool_slots_spans[at];
+		/* Without a branch on the comparison, which goes either way at
+		 * random: the halving steps depend on the page alone. */
+		s++;
+		while (n > 1) {
+			const uint32_t half = n / 2;
+			s = s[half].start <= offset ? s + half : s;
+			n -= half;
+		}
 	}
 	if (offset < s->start || offset >= s->end ||
 	    !atomic_load_explicit(&s->opened, memory_order_relaxed))
