@@ -193,13 +193,13 @@ static FRAME void two_captures(void)
 	dispatch(0);
 }
 
-/* What replay does with a plan's sizes: a table that knows nothing walks no
- * stack; seeded with what another table learned, it walks at once. Each phase
- * captures through the one call below, so that they all meet the same return
- * addresses. */
+/* What replay does with a plan's sizes: stacks walked once their sizes are
+ * trusted are not walked right after the table forgot them; seeded with what
+ * the table had learned, it walks them at once. Each phase captures through
+ * the one call below, so that they all meet the same return addresses. */
 static FRAME void check_seeding(void)
 {
-	enum { FORGOTTEN = FRAME_WALK_CHECKS, SEEDED };
+	enum { TRUSTED = FRAME_WALK_CHECKS, FORGOTTEN, SEEDED };
 
 	/* volatile: a loop peeled into one copy per phase would call from as many
 	 * places. */
@@ -218,6 +218,8 @@ static FRAME void check_seeding(void)
 		}
 		int walked_before = walked;
 		two_captures();
+		if (phase == TRUSTED)
+			CHECK(walked == walked_before + 2);
 		if (phase == FORGOTTEN)
 			CHECK(walked == walked_before);
 		if (phase == SEEDED)
