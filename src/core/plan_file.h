@@ -138,6 +138,11 @@ static_assert(sizeof(struct plan_image_record) == 304, "image record layout");
 /* A child forked without exec: its arguments key is its parent's, mixed with
  * which fork of its parent it was. */
 #define PLAN_IMAGE_FORKED 2u
+/* The frame sizes are complete: every frame but the last of each stack the
+ * recording saw has its size or a mark among them (replay may then take a
+ * stack that meets a frame of a listed module with no size as one that names
+ * no site, without unwinding it). */
+#define PLAN_IMAGE_FRAME_SIZES 4u
 
 struct plan_module {
 	uint64_t key;	      /* hash of the build-id, or of the path when there is none */

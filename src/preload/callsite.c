@@ -58,6 +58,28 @@ static struct module_table modules;
 static uintptr_t tables_salt; /* the salt raw_to_site and the frame sizes are of */
 uintptr_t callsite_own_start, callsite_own_end;
 
+/* The modules whose every frame size the plan gave (callsite_seed_frame_sizes).
+ * A recording that kept all it learned (PLAN_IMAGE_FRAME_SIZES) holds the size
+ * or the mark of every frame but the last of each stack it saw: a walk of
+ * replay that meets a frame of theirs with no size is on a stack that names no
+ * site of the plan, and is not unwound to find which. Written before threads
+ * walk; emptied when the sizes are forgotten. */
+#define SEEDED_MODULES_MAX 64
+static struct {
+	uintptr_t start, end;
+} seeded_modules[SEEDED_MODULES_MAX];
+static _Atomic uint32_t seeded_module_count;
+
+static bool in_seeded_module(uintptr_t ip)
+{
+	uint32_t n = atomic_load_explicit(&seeded_module_count, memory_order_acquire);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (ip >= seeded_modules[i].start && ip < seeded_modules[i].end)
+			return true;
+	return false;
+}
+
 /* Modules that recorded frames refer to, in first-seen order, for the plan. */
 static struct plan_module *plan_modules;
 static uint32_t plan_module_count, plan_module_cap;
@@ -180,23 +202,68 @@ static struct callsite_origin take_origin(void)
 	return origin;
 }
 
-/* The caller's return addresses, up to the depth, into ips, and where each lies
- * on the stack into at: walked from the origin when its frames are learned,
- * else unwound, which teaches the walk. Returns how many: 0 for an allocation
- * of the unwinder's own, which has no site. */
-static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at)
+/* Unwinds the calling thread into ips (and at), up to the depth, and learns
+ * from it. walked: how many frames a walk on learned sizes gave in ips, to
+ * compare the unwind with, or negative if none; a disagreement starts this
+ * thread's checks again from the least gap (stack_of), an agreement doubles
+ * the gap. *agreed: whether the unwind gave the walk's frames. Returns how
+ * many frames. */
+static int unwind_stack(int walked, void **ips, uintptr_t *at, bool *agreed)
 {
 	uintptr_t sps[CALLSITE_MAX_DEPTH];
-	int n = FRAME_WALK_NEVER;
+	void *walk[CALLSITE_MAX_DEPTH];
 	bool outermost;
 
+	if (walked >= 0)
+		memcpy(walk, ips, (size_t)walked * sizeof(*ips));
+	int n = frame_walk_unwind(callsite_own_start, callsite_own_end, ips, sps,
+				  (int)callsite_depth, &outermost);
+	for (int k = 0; k < n; k++)
+		at[k] = sps[k] - sizeof(uintptr_t);
+	if (walked >= 0) {
+		uint32_t gap = walk_check_gap ? walk_check_gap : WALK_CHECK_GAP_MIN;
+		*agreed = n == walked && !memcmp(walk, ips, (size_t)n * sizeof(*ips));
+		walk_check_gap = !*agreed		    ? WALK_CHECK_GAP_MIN
+				 : gap < WALK_CHECK_GAP_MAX ? 2 * gap
+							    : gap;
+		walks_since_check = 0;
+		if (*agreed)
+			return n;
+	}
+	*agreed = false;
+	bool held = lone_lock(&callsite_mutex);
+	frame_walk_learn(ips, sps, n, outermost, !outermost && n < (int)callsite_depth,
+			 callsite_stack_top);
+	lone_unlock(&callsite_mutex, held);
+	return n;
+}
+
+/* The caller's return addresses, up to the depth, into ips, and where each lies
+ * on the stack into at: walked from the origin when its frames are learned,
+ * else unwound, which teaches the walk. *unchecked: set if walked and not
+ * compared with an unwind (the caller checks it if it names no site). Returns
+ * how many: 0 for an allocation of the unwinder's own, which has no site. */
+static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bool *unchecked)
+{
+	int n = FRAME_WALK_NEVER;
+	uintptr_t unlearned = 0;
+
+	*unchecked = false;
 	if (frame_walk_from_unwinder(origin.return_address))
 		return 0;
 	/* The origin's frame is the shim's: its caller's stack pointer is two words up. */
 	if (origin.return_address && origin.frame >= callsite_stack_low &&
 	    origin.frame < callsite_stack_top)
 		n = frame_walk(origin.return_address, origin.frame + 2 * sizeof(uintptr_t),
-			       callsite_stack_top, ips, at, (int)callsite_depth);
+			       callsite_stack_top, ips, at, (int)callsite_depth, &unlearned);
+	if (!interner.names_every_stack) {
+		if (n >= 0) {
+			*unchecked = true;
+			return n;
+		}
+		if (n == FRAME_WALK_LEARNING && in_seeded_module(unlearned))
+			return 0;
+	}
 	/* A frame that keeps one size long enough to be trusted and then changes it
 	 * would be walked wrong: now and then (WALK_CHECK_GAP_MIN) a walk is compared
 	 * with an unwind, and if they differ, the unwind teaches the walk (which
@@ -204,26 +271,8 @@ static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at)
 	uint32_t gap = walk_check_gap ? walk_check_gap : WALK_CHECK_GAP_MIN;
 	if (n >= 0 && ++walks_since_check < gap)
 		return n;
-	void *walked[CALLSITE_MAX_DEPTH];
-	int w = n;
-	if (w >= 0) {
-		walks_since_check = 0;
-		memcpy(walked, ips, (size_t)w * sizeof(*ips));
-	}
-	n = frame_walk_unwind(callsite_own_start, callsite_own_end, ips, sps, (int)callsite_depth,
-			      &outermost);
-	for (int k = 0; k < n; k++)
-		at[k] = sps[k] - sizeof(uintptr_t);
-	if (w >= 0) {
-		bool agree = n == w && !memcmp(walked, ips, (size_t)n * sizeof(*ips));
-		walk_check_gap = !agree ? WALK_CHECK_GAP_MIN : gap < WALK_CHECK_GAP_MAX ? 2 * gap : gap;
-		if (agree)
-			return n;
-	}
-	bool held = lone_lock(&callsite_mutex);
-	frame_walk_learn(ips, sps, n, outermost, callsite_stack_top);
-	lone_unlock(&callsite_mutex, held);
-	return n;
+	bool agreed;
+	return unwind_stack(n, ips, at, &agreed);
 }
 
 /* The hash of a raw stack, by which the caches know it. */
@@ -265,9 +314,10 @@ static uint32_t split_of(const struct callsite_recent *recent, uintptr_t frame, 
  * whose slot holds another stack keeps that one: this one goes to the slot of
  * callsite_split for the word where the two differ. It reads the caller's
  * frames, which AddressSanitizer would not expect. */
-__attribute__((no_sanitize("address"))) static void **
-remember(uintptr_t return_address, uintptr_t frame, void *const *ips, const uintptr_t *at, int n,
-	 uint32_t site, void **cookie)
+__attribute__((no_sanitize("address"))) static void **remember(uintptr_t return_address,
+							       uintptr_t frame, void *const *ips,
+							       const uintptr_t *at, int n,
+							       uint32_t site, void **cookie)
 {
 	struct callsite_recent *recent;
 	uint64_t depth = callsite_stack_base - frame;
@@ -314,10 +364,12 @@ uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cook
 	uint32_t gap = walk_check_gap ? walk_check_gap : WALK_CHECK_GAP_MIN;
 
 	/* The walk that is due for its check is left to stack_of. */
-	if (!usable(return_address, frame) || walks_since_check + 1 >= gap)
+	if (!usable(return_address, frame) ||
+	    (interner.names_every_stack && walks_since_check + 1 >= gap))
 		return CALLSITE_UNKNOWN;
+	uintptr_t unlearned;
 	int n = frame_walk(return_address, frame + 2 * sizeof(uintptr_t), callsite_stack_top, ips,
-			   at, (int)callsite_depth);
+			   at, (int)callsite_depth, &unlearned);
 	if (n <= 0)
 		return CALLSITE_UNKNOWN;
 	walks_since_check++;
@@ -355,11 +407,40 @@ static __attribute__((noinline)) void catch_up(uintptr_t salt)
 
 	if (tables_salt != salt) {
 		addr_map_clear(&raw_to_site);
+		atomic_store_explicit(&seeded_module_count, 0, memory_order_release);
 		frame_walk_forget();
 		module_table_refresh(&modules);
 		tables_salt = salt;
 	}
 	lone_unlock(&callsite_mutex, held);
+}
+
+/* The site of the raw stack ips[0..count), from this thread's cache of raw
+ * stacks, the shared map, or resolved anew; *recent: its slot in the cache
+ * (which holds it unless the site is unknown). *first_seen: set if resolved
+ * anew. */
+static uint32_t site_of_stack(void *const *ips, int count, uintptr_t salt,
+			      struct recent_stack **recent, bool *first_seen)
+{
+	uint64_t value, raw = raw_key(ips, count);
+	uint32_t site;
+
+	*first_seen = false;
+	*recent = &recent_stacks[raw % CALLSITE_RECENT];
+	if ((*recent)->raw == (raw ^ salt))
+		return (*recent)->site;
+	bool held = lone_lock(&callsite_mutex);
+	if (addr_map_get(&raw_to_site, raw, &value)) {
+		site = (uint32_t)value;
+	} else {
+		site = resolve_site(ips, count);
+		addr_map_put(&raw_to_site, raw, site); /* on ENOMEM we just resolve again */
+		*first_seen = true;
+	}
+	lone_unlock(&callsite_mutex, held);
+	if (site != CALLSITE_UNKNOWN)
+		**recent = (struct recent_stack){raw ^ salt, site, NULL};
+	return site;
 }
 
 /* callsite_capture, past the per-thread cache of origins: the stack, walked or
@@ -371,34 +452,31 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 {
 	void *ips[CALLSITE_MAX_DEPTH];
 	uintptr_t at[CALLSITE_MAX_DEPTH];
-	uint64_t value, raw;
-	uint32_t site;
+	struct recent_stack *recent;
+	bool unchecked, first_seen;
 	const uintptr_t salt = atomic_load_explicit(&callsite_salt, memory_order_acquire);
 
 	if (salt != tables_salt)
 		catch_up(salt);
-	int count = stack_of(origin, ips, at);
+	int count = stack_of(origin, ips, at, &unchecked);
 	if (count <= 0)
 		return CALLSITE_UNKNOWN;
-	raw = raw_key(ips, count);
-	struct recent_stack *recent_raw = &recent_stacks[raw % CALLSITE_RECENT];
-	if (recent_raw->raw == (raw ^ salt)) {
-		site = recent_raw->site;
-	} else {
-		bool held = lone_lock(&callsite_mutex);
-		if (addr_map_get(&raw_to_site, raw, &value)) {
-			site = (uint32_t)value;
-		} else {
-			site = resolve_site(ips, count);
-			addr_map_put(&raw_to_site, raw, site); /* on ENOMEM we just resolve again */
-		}
-		lone_unlock(&callsite_mutex, held);
-		if (site == CALLSITE_UNKNOWN)
-			return site;
-		*recent_raw = (struct recent_stack){raw ^ salt, site, NULL};
+	uint32_t site = site_of_stack(ips, count, salt, &recent, &first_seen);
+	/* A walk that names no site may have gone wrong at a frame whose size
+	 * changed: each such stack is compared with an unwind once, when first
+	 * seen. The unwind's stack, if another, is the true one. */
+	if (site == CALLSITE_UNKNOWN && unchecked && first_seen) {
+		bool agreed;
+		count = unwind_stack(count, ips, at, &agreed);
+		if (count <= 0)
+			return CALLSITE_UNKNOWN;
+		if (!agreed)
+			site = site_of_stack(ips, count, salt, &recent, &first_seen);
 	}
-	*cookie = remember(origin.return_address, origin.frame, ips, at, count, site,
-			   &recent_raw->cookie);
+	if (site == CALLSITE_UNKNOWN)
+		return site;
+	*cookie =
+	    remember(origin.return_address, origin.frame, ips, at, count, site, &recent->cookie);
 	return site;
 }
 
@@ -411,8 +489,8 @@ void callsite_after_dlclose(void)
 
 	/* An odd step: the salt comes back to a value only after 2^64 unloads. */
 	if (now != seen &&
-	    atomic_compare_exchange_strong_explicit(&unloads_seen, &seen, now,
-						    memory_order_relaxed, memory_order_relaxed))
+	    atomic_compare_exchange_strong_explicit(&unloads_seen, &seen, now, memory_order_relaxed,
+						    memory_order_relaxed))
 		atomic_fetch_add_explicit(&callsite_salt, (uintptr_t)UINT64_C(0x9e3779b97f4a7c15),
 					  memory_order_release);
 }
@@ -484,10 +562,11 @@ static int by_module_offset(const void *a, const void *b)
 	return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
-int callsite_frame_sizes(struct plan_frame_size **sizes, uint32_t *count)
+int callsite_frame_sizes(struct plan_frame_size **sizes, uint32_t *count, bool *complete)
 {
 	struct frame_sizes fs = {0};
 
+	*complete = frame_walk_complete();
 	module_table_refresh(&modules);
 	frame_walk_each_known(gather_frame_size, &fs);
 	if (fs.failed) {
@@ -524,21 +603,33 @@ void callsite_seed_frame_sizes(const struct plan_image *im)
 {
 	const struct plan_frame_size *f = im->frame_sizes;
 	const uint32_t count = im->record.frame_size_count;
+	const bool complete = im->record.flags & PLAN_IMAGE_FRAME_SIZES;
 	bool held = lone_lock(&callsite_mutex);
+	uint32_t seeded = atomic_load_explicit(&seeded_module_count, memory_order_relaxed);
 
 	frame_walk_reserve(count);
 	for (uint32_t k = 0; k < count;) {
 		uint32_t module = f[k].module;
 		const struct module *m = loaded_module(im->modules[module].key);
+		bool all_kept = m != NULL;
 		for (; k < count && f[k].module == module; k++) {
 			uintptr_t ip = m ? m->base + f[k].offset : 0;
 			/* The plan's offsets are checked against the module it names:
 			 * an address outside it is some other module's code. */
 			if (m && ip >= m->start && ip < m->end &&
 			    !(ip >= callsite_own_start && ip < callsite_own_end))
-				frame_walk_seed(ip, f[k].bytes);
+				all_kept &= frame_walk_seed(ip, f[k].bytes);
+			else
+				all_kept = false;
+		}
+		if (complete && all_kept && seeded < SEEDED_MODULES_MAX &&
+		    !(m->start < callsite_own_end && callsite_own_start < m->end)) {
+			seeded_modules[seeded].start = m->start;
+			seeded_modules[seeded].end = m->end;
+			seeded++;
 		}
 	}
+	atomic_store_explicit(&seeded_module_count, seeded, memory_order_release);
 	lone_unlock(&callsite_mutex, held);
 }
 
@@ -560,6 +651,7 @@ void callsite_after_fork_child(void)
 void callsite_forget_sites(void)
 {
 	addr_map_clear(&raw_to_site);
+	atomic_store_explicit(&seeded_module_count, 0, memory_order_release);
 	memset(callsite_recent, 0, sizeof(callsite_recent));
 	memset(callsite_split, 0, sizeof(callsite_split));
 	memset(recent_stacks, 0, sizeof(recent_stacks));

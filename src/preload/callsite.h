@@ -206,6 +206,12 @@ struct callsite_interner {
 	/* Whether intern reads the frames' modules: if not (replay, which needs
 	 * only the key), frames[].module is 0 and the module list stays empty. */
 	bool reads_modules;
+	/* Whether intern gives every stack a site (recording). If not (replay,
+	 * which knows only the plan's sites), a walk gone wrong through a frame
+	 * size that no longer holds names no site: then only the walks that name
+	 * none are checked against an unwind (capture_uncached), and a replay whose
+	 * stacks all name sites never loads the unwinder's code and tables. */
+	bool names_every_stack;
 };
 
 /* Sets the depth (1..CALLSITE_MAX_DEPTH) and the interner. Returns 0, -EINVAL
@@ -240,9 +246,10 @@ void callsite_modules(const struct plan_module **modules, uint32_t *module_count
 /* The frame sizes the stack walks learned (frame_walk.h), for the plan: each
  * (module, offset) once, sorted, its module added to callsite_modules' list if
  * it was not there, so call it before that. Sets *sizes to a malloc'ed array
- * (NULL if none) and *count. Returns 0 or -ENOMEM. Call with the call-site lock
- * held. */
-int callsite_frame_sizes(struct plan_frame_size **sizes, uint32_t *count);
+ * (NULL if none), *count, and *complete if no size learned was lost
+ * (frame_walk_complete: PLAN_IMAGE_FRAME_SIZES). Returns 0 or -ENOMEM. Call
+ * with the call-site lock held. */
+int callsite_frame_sizes(struct plan_frame_size **sizes, uint32_t *count, bool *complete);
 
 /* Starts the stack walks from the frame sizes of a plan's image: those of its
  * modules that are loaded now (the same key, and no other loaded module with
@@ -258,7 +265,9 @@ void callsite_after_fork_child(void);
 
 /* Forgets which site each stack was found to be, for a process that has just
  * changed what the interner numbers (a forked child that replays a plan of its
- * own). Only the calling thread's caches are cleared: call it with one thread. */
+ * own), and which modules the plan gave every frame size of (seed the new
+ * image's). Only the calling thread's caches are cleared: call it with one
+ * thread. */
 void callsite_forget_sites(void);
 
 /* The identity key of the main executable. Call with the guard set. */

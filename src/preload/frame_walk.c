@@ -50,6 +50,9 @@ struct frame_table {
 
 static struct frame_table *_Atomic table;
 static _Atomic uint64_t unwinds;
+/* Set once a size some walk learned was not kept, or was forgotten
+ * (frame_walk_complete). Under the learner's lock. */
+static bool sizes_lost;
 
 static size_t table_bytes(uint32_t bits)
 {
@@ -110,7 +113,8 @@ static const struct frame_slot *find(const struct frame_table *t, uint64_t ip)
 
 /* It reads other functions' frames, which AddressSanitizer would not expect. */
 __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base,
-						       void **ips, uintptr_t *at, int max)
+						       void **ips, uintptr_t *at, int max,
+						       uintptr_t *unlearned)
 {
 	const struct frame_table *t = atomic_load_explicit(&table, memory_order_acquire);
 
@@ -125,13 +129,17 @@ __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t s
 		if (n == max)
 			return n;
 		const struct frame_slot *s = find(t, ra);
-		if (!s)
+		if (!s) {
+			*unlearned = ra;
 			return FRAME_WALK_LEARNING;
+		}
 		uint32_t state = atomic_load_explicit(&s->state, memory_order_relaxed);
 		if (state == VARIES)
 			return FRAME_WALK_NEVER;
-		if (state < FRAME_WALK_CHECKS)
+		if (state < FRAME_WALK_CHECKS) {
+			*unlearned = ra;
 			return FRAME_WALK_LEARNING;
+		}
 		if (s->size == OUTERMOST)
 			return n;
 		uintptr_t caller_sp = sp + s->size;
@@ -167,9 +175,10 @@ void frame_walk_forget(void)
 		atomic_store_explicit(&slots[i].ip, 0, memory_order_relaxed);
 	}
 	t->used = 0;
+	sizes_lost = true;
 }
 
-static void insert(struct frame_table *t, uint64_t ip, uint32_t size, uint32_t state);
+static bool insert(struct frame_table *t, uint64_t ip, uint32_t size, uint32_t state);
 
 /* Replaces t by a table of 2^bits slots (more than t's): a copy of every slot
  * in a new one, then published. The old one is left mapped for readers still
@@ -178,14 +187,16 @@ static void enlarge(struct frame_table *t, uint32_t bits)
 {
 	struct frame_table *bigger = table_new(bits);
 
-	if (!bigger)
-		return; /* it fills up: the rest of the frames are unwound */
+	if (!bigger) {
+		sizes_lost = true; /* it fills up: the rest of the frames are unwound */
+		return;
+	}
 	for (uint32_t i = 0; i < (UINT32_C(1) << t->bits); i++) {
 		const struct frame_slot *s = &t->slots[i];
 		uint64_t ip = atomic_load_explicit(&s->ip, memory_order_relaxed);
-		if (ip)
-			insert(bigger, ip, s->size,
-			       atomic_load_explicit(&s->state, memory_order_relaxed));
+		if (ip && !insert(bigger, ip, s->size,
+				  atomic_load_explicit(&s->state, memory_order_relaxed)))
+			sizes_lost = true;
 	}
 	atomic_store_explicit(&table, bigger, memory_order_release);
 }
@@ -197,8 +208,8 @@ static void grow(struct frame_table *t)
 }
 
 /* Puts a slot for ip with size and state in t (not there yet), if a free slot
- * is near enough its home. */
-static void insert(struct frame_table *t, uint64_t ip, uint32_t size, uint32_t state)
+ * is near enough its home. Returns whether it did. */
+static bool insert(struct frame_table *t, uint64_t ip, uint32_t size, uint32_t state)
 {
 	const uint32_t mask = (UINT32_C(1) << t->bits) - 1;
 	uint32_t i = home_of(t, ip);
@@ -211,8 +222,9 @@ static void insert(struct frame_table *t, uint64_t ip, uint32_t size, uint32_t s
 		atomic_store_explicit(&s->state, state, memory_order_relaxed);
 		atomic_store_explicit(&s->ip, ip, memory_order_release);
 		t->used++;
-		return;
+		return true;
 	}
+	return false;
 }
 
 void frame_walk_reserve(uint32_t count)
@@ -229,17 +241,24 @@ void frame_walk_reserve(uint32_t count)
 		enlarge(t, bits);
 }
 
-void frame_walk_seed(uintptr_t ip, uint32_t size)
+bool frame_walk_seed(uintptr_t ip, uint32_t size)
 {
 	struct frame_table *t = atomic_load_explicit(&table, memory_order_relaxed);
 
-	if (!t || !ip || find(t, ip))
-		return;
+	if (!t || !ip)
+		return false;
+	if (find(t, ip))
+		return true;
 	if (2 * (t->used + 1) > (UINT32_C(1) << t->bits)) {
 		grow(t);
 		t = atomic_load_explicit(&table, memory_order_relaxed);
 	}
-	insert(t, ip, size, size == UNWALKABLE ? VARIES : FRAME_WALK_CHECKS);
+	return insert(t, ip, size, size == UNWALKABLE ? VARIES : FRAME_WALK_CHECKS);
+}
+
+bool frame_walk_complete(void)
+{
+	return atomic_load_explicit(&table, memory_order_relaxed) && !sizes_lost;
 }
 
 void frame_walk_each_known(void (*fn)(uintptr_t ip, uint32_t size, void *ctx), void *ctx)
@@ -274,7 +293,8 @@ static void learn(uint64_t ip, uint32_t size)
 		struct frame_slot *s = &t->slots[i];
 		uint64_t at = atomic_load_explicit(&s->ip, memory_order_relaxed);
 		if (!at) {
-			insert(t, ip, size, size == UNWALKABLE ? VARIES : 1);
+			if (!insert(t, ip, size, size == UNWALKABLE ? VARIES : 1))
+				sizes_lost = true;
 			return;
 		}
 		if (at != ip)
@@ -289,6 +309,7 @@ static void learn(uint64_t ip, uint32_t size)
 		return;
 	}
 	/* The neighbourhood is full: ip stays unlearned and is always unwound. */
+	sizes_lost = true;
 }
 
 /* What frame_walk_unwind's visits fill. */
@@ -351,8 +372,10 @@ int frame_walk_unwind(uintptr_t skip_start, uintptr_t skip_end, void **ips, uint
 	return walk.n;
 }
 
-__attribute__((no_sanitize("address"))) void
-frame_walk_learn(void *const *ips, const uintptr_t *sps, int n, bool outermost, uintptr_t base)
+__attribute__((no_sanitize("address"))) void frame_walk_learn(void *const *ips,
+							      const uintptr_t *sps, int n,
+							      bool outermost, bool cut_short,
+							      uintptr_t base)
 {
 	if (!base)
 		return;
@@ -368,6 +391,10 @@ frame_walk_learn(void *const *ips, const uintptr_t *sps, int n, bool outermost, 
 		 * is not unwound again and again to learn what cannot be learned. */
 		learn((uintptr_t)ips[k], a_call ? (uint32_t)(caller_sp - sps[k]) : UNWALKABLE);
 	}
-	if (outermost)
+	if (n > 0 && outermost)
 		learn((uintptr_t)ips[n - 1], OUTERMOST);
+	/* The unwinder found no caller of the last frame, which is not the
+	 * outermost (code without an unwind table): no walk can go past it. */
+	else if (n > 0 && cut_short)
+		learn((uintptr_t)ips[n - 1], UNWALKABLE);
 }

@@ -52,9 +52,11 @@ int frame_walk_init(void);
  * stack pointer sp (the caller's, once ra is returned to), into ips, and where
  * each lies on the stack into at (the word just below its caller's stack
  * pointer). base is the top of the thread's stack. Returns how many (fewer than
- * max only at the outermost frame), or FRAME_WALK_LEARNING or
- * FRAME_WALK_NEVER. Lock-free. */
-int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base, void **ips, uintptr_t *at, int max);
+ * max only at the outermost frame), or FRAME_WALK_LEARNING (with *unlearned
+ * set to the return address whose size is not known) or FRAME_WALK_NEVER.
+ * Lock-free. */
+int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base, void **ips, uintptr_t *at, int max,
+	       uintptr_t *unlearned);
 
 /* Whether return_address lies in the unwinder's own code. libgcc's unwinder
  * calls malloc while it holds a lock that it takes again to unwind (sorting
@@ -87,9 +89,15 @@ void frame_walk_reserve(uint32_t count);
 
 /* Takes size (bytes, or FRAME_WALK_OUTERMOST or FRAME_WALK_VARIES) as trusted
  * for return address ip, unless ip is known already. Whatever it is told, walks
- * stay sound (see above): a wrong size only gives wrong frames. Call under the
- * learner's lock. */
-void frame_walk_seed(uintptr_t ip, uint32_t size);
+ * stay sound (see above): a wrong size only gives wrong frames. Returns whether
+ * ip is now known (false: no room). Call under the learner's lock. */
+bool frame_walk_seed(uintptr_t ip, uint32_t size);
+
+/* Whether every size that walks learned is still known (or marked varying):
+ * none was left out for want of room, and none forgotten. A recording that
+ * ends so lists, for every frame of every stack it saw but the last, its size
+ * or its mark. Call under the learner's lock. */
+bool frame_walk_complete(void);
 
 /* Calls fn for each return address whose size some walk learned (and none
  * contradicted), or that is marked varying, with the size as frame_walk_seed
@@ -99,7 +107,9 @@ void frame_walk_seed(uintptr_t ip, uint32_t size);
 void frame_walk_each_known(void (*fn)(uintptr_t ip, uint32_t size, void *ctx), void *ctx);
 
 /* Learns the frame sizes that a frame_walk_unwind of the calling thread found,
- * before the frames it saw return. base: as for frame_walk (0: learns nothing).
- * One learner at a time: call under the caller's lock. */
+ * before the frames it saw return. cut_short: the unwind ended before the depth
+ * it was asked for at a frame that is not the outermost (no unwind table says
+ * where its caller is), which is then marked varying. base: as for frame_walk
+ * (0: learns nothing). One learner at a time: call under the caller's lock. */
 void frame_walk_learn(void *const *ips, const uintptr_t *sps, int n, bool outermost,
-		      uintptr_t base);
+		      bool cut_short, uintptr_t base);

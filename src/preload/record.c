@@ -113,7 +113,7 @@ static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *si
 
 int record_start(void)
 {
-	static const struct callsite_interner interner = {intern_site, NULL, true};
+	static const struct callsite_interner interner = {intern_site, NULL, true, true};
 	int r;
 
 	r = callsite_init(preload_config.depth, &interner);
@@ -340,8 +340,11 @@ int record_finish(bool from_signal)
 	recording_on = false;
 	callsite_lock();
 	/* First: it may add modules to the list callsite_modules gives. */
-	r = callsite_frame_sizes(&frame_sizes, &image.record.frame_size_count);
+	bool sizes_complete;
+	r = callsite_frame_sizes(&frame_sizes, &image.record.frame_size_count, &sizes_complete);
 	image.frame_sizes = frame_sizes;
+	if (r == 0 && sizes_complete)
+		image.record.flags |= PLAN_IMAGE_FRAME_SIZES;
 	callsite_modules(&modules, &image.record.module_count, &module_strings,
 			 &module_strings_bytes);
 	if (preload_config.image.fork_ordinal) {

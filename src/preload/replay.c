@@ -400,7 +400,7 @@ static int index_image(void)
 
 int replay_start(void)
 {
-	static const struct callsite_interner interner = {intern_site, NULL, false};
+	static const struct callsite_interner interner = {intern_site, NULL, false, false};
 	const void *plan;
 	int r;
 
@@ -943,6 +943,8 @@ static bool take_own_image(const struct plan_image *mine)
 	image = *mine;
 	preload_config.depth = image.record.depth;
 	r = index_image();
+	if (r == 0)
+		callsite_seed_frame_sizes(&image);
 	drop_tables();
 	if (r == 0)
 		r = arena_map(image.record.arena_bytes, preload_config.prefault);

@@ -3,7 +3,11 @@
 # walks stacks from them instead of unwinding each new one with libgcc's
 # unwinder. Real programs, replayed on their recorded input: output identical,
 # as many allocations served, and far fewer unwinds (the replay statistics'
-# `unwinds`) than a replay of the same plan without its frame sizes.
+# `unwinds`) than a replay of the same plan without its frame sizes; sqlite3,
+# whose stacks all name sites of its plan, none at all. And a longer run on
+# another input, whose new stacks meet frames the recording never saw (which
+# replay takes as naming no site, unwinding nothing), is served as much as
+# without the frame sizes.
 . "$(dirname "$0")/lib.sh"
 need sqlite3 perl python3
 
@@ -48,8 +52,36 @@ check() {
   # Walked or unwound, a stack names the same site.
   [ $((hits * 100)) -ge $((hits_unsized * 99)) ] ||
     fail "$name: $hits served with frame sizes, $hits_unsized without"
+  sized_unwinds=$unwinds
+}
+
+# check_other NAME RECORDED CMD...: replays CMD, another run than RECORDED's,
+# with RECORDED's plan, with its frame sizes and without them.
+check_other() {
+  local name=$1 recorded=$2; shift 2
+  run_plain "$name" "$@"
+  cp "$WORK/$recorded.sized.plan" "$WORK/$name.plan"
+  replay_counting "$name" "$@"
+  local hits=$served unwinds=$unwound
+  "$HOSTILE_PLAN" "$WORK/$recorded.sized.plan" "$WORK/$name.plan" nosizes
+  replay_counting "$name" "$@"
+  echo "$name: replay unwound $unwinds times ($hits served), $unwound without" \
+    "the frame sizes ($served served)"
+  [ $((hits * 100)) -ge $((served * 99)) ] ||
+    fail "$name: $hits served with frame sizes, $served without"
 }
 
 check sqlite3 sqlite3 :memory: ".read $WORK/script.sql"
+[ "$sized_unwinds" -eq 0 ] || fail "sqlite3: its recorded run replayed with $sized_unwinds unwinds"
+{
+  echo "CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT);"
+  awk 'BEGIN { for (i = 0; i < 12000; i++) printf "INSERT INTO t(k, v) VALUES (%d, \"w%d\");\n", i % 89, i }'
+  echo "CREATE INDEX tk ON t(k);"
+  echo "SELECT k, count(*), max(v) FROM t GROUP BY k ORDER BY k LIMIT 5;"
+  echo "SELECT group_concat(v, ',') FROM t WHERE k = 7;"
+  echo "DELETE FROM t WHERE k % 3 = 0;"
+  echo "SELECT count(*), sum(length(v)) FROM t;"
+} >"$WORK/longer.sql"
+check_other sqlite3-longer sqlite3 sqlite3 :memory: ".read $WORK/longer.sql"
 check perl perl -e 'my %h; for my $i (1..50000) { $h{"k" . ($i % 3000)} .= "x" } print scalar(keys %h), "\n"'
 check python3 python3 -c 'import json; d = [{"a": i, "b": str(i)} for i in range(20000)]; print(len(json.dumps(d)))'

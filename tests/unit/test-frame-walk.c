@@ -55,7 +55,8 @@ static FRAME void capture(void)
 	/* The shim's frame is where the walk starts: the unwinder must agree. */
 	CHECK(k < n && sps[k] == sp);
 	int want = n - k;
-	int w = frame_walk(ra, sp, stack_top, walk, at, want);
+	uintptr_t unlearned = 0;
+	int w = frame_walk(ra, sp, stack_top, walk, at, want, &unlearned);
 	captures++;
 	if (w >= 0) {
 		bool same = w == want && memcmp(walk, ips + k, (size_t)w * sizeof(void *)) == 0;
@@ -68,8 +69,14 @@ static FRAME void capture(void)
 	} else {
 		CHECK(w == FRAME_WALK_LEARNING || w == FRAME_WALK_NEVER);
 		refused += w == FRAME_WALK_NEVER;
+		/* The frame it could not go past is one of the stack's (replay takes
+		 * its module to tell whether any planned stack goes through it). */
+		int j = k;
+		while (w == FRAME_WALK_LEARNING && j < n && (uintptr_t)ips[j] != unlearned)
+			j++;
+		CHECK(w != FRAME_WALK_LEARNING || j < n || lenient);
 	}
-	frame_walk_learn(ips + k, sps + k, want, outermost, stack_top);
+	frame_walk_learn(ips + k, sps + k, want, outermost, false, stack_top);
 }
 
 static uint64_t next_random(void)
@@ -205,16 +212,19 @@ static FRAME void check_seeding(void)
 	 * places. */
 	for (volatile int phase = 0; phase <= SEEDED; phase++) {
 		if (phase == FORGOTTEN) {
+			/* Every size learned so far is known: none lost for room. */
+			CHECK(frame_walk_complete());
 			frame_walk_each_known(keep, NULL);
 			CHECK(known_count > 0);
 			CHECK(known_varying > 0); /* sized, sized_late, the signal frame */
 			frame_walk_forget();
+			CHECK(!frame_walk_complete());
 		}
 		if (phase == SEEDED) {
 			frame_walk_forget();
 			frame_walk_reserve(known_count);
 			for (uint32_t k = 0; k < known_count; k++)
-				frame_walk_seed(known[k].ip, known[k].size);
+				CHECK(frame_walk_seed(known[k].ip, known[k].size));
 		}
 		int walked_before = walked;
 		two_captures();
