@@ -225,7 +225,7 @@ int callsite_init(unsigned depth, const struct callsite_interner *interner);
  * the site of the stack walked from it on learned frame sizes, if this
  * thread's cache of walked stacks knows it; the origin's slot then holds that
  * stack. Else CALLSITE_UNKNOWN, and only callsite_capture can tell (it also
- * makes the walks' periodic checks against an unwind, and learns). Does not
+ * makes the walks' checks against an unwind, and learns). Does not
  * allocate, takes no lock. */
 uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cookie);
 

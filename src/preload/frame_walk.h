@@ -20,8 +20,8 @@
  * A plan carries the sizes its recording learned (struct plan_frame_size), and
  * replay starts from them, trusted (frame_walk_seed): it walks a stack it has
  * never unwound, and libgcc's unwinder, with the unwind tables it reads, is
- * left to the periodic checks (callsite.c) and to frames the recording never
- * saw.
+ * left to the checks of walks that name no site (callsite.c) and to frames
+ * the recording never saw.
  *
  * A wrong size can only give wrong frames, never a fault: every load is a word
  * between the walk's first stack pointer and base, each frame above the one
