@@ -36,6 +36,7 @@
 #include "pool_slots.h"
 #include "quiet_fd.h"
 #include "real_libc.h"
+#include "spare.h"
 #include "strict.h"
 
 enum miss_reason {
@@ -86,7 +87,7 @@ static uint64_t size_class_bits[PLAN_SIZE_CLASSES / 64]; /* the image's */
  * as one miss, and only outcomes are counted: the calls are the hits and misses
  * together, so the two always add up, even with threads still running. */
 struct replay_counters {
-	_Atomic uint64_t hits, steady_hits, hit_bytes, misses[MISS_COUNT];
+	_Atomic uint64_t hits, steady_hits, spare_hits, hit_bytes, misses[MISS_COUNT];
 	struct replay_counters *next;
 };
 
@@ -1096,6 +1097,15 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 			why = !w->pool_count || pool_fits(w, size, align) ? MISS_POOL_FULL
 									  : MISS_SIZE_TOO_LARGE;
 	}
+	/* A site past its entries that its steady state cannot serve takes the
+	 * arena's free granules before libc (spare.h). Not before: the bytes
+	 * free now may be those of an entry still to come (a 256 KiB block of
+	 * python3's, displaced to libc by smaller ones that missed their own). */
+	if (!p && k >= w->entries && why != MISS_PLAN_UNREADABLE && align <= PLAN_GRANULE_BYTES) {
+		p = spare_claim(size);
+		if (p)
+			bump(c, &c->spare_hits, 1);
+	}
 	if (!p) {
 		miss(why);
 		return NULL;
@@ -1221,13 +1231,19 @@ static __attribute__((noinline)) void *express_pool(struct replay_counters *c, v
 
 	if (!w || !(w->pool_count || w->tail_entries) ||
 	    (w->owner != &owner_tag && !lone_thread()) ||
-	    (k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed)) < w->entries ||
-	    !(p = steady_claim(w, k, size, align)))
+	    (k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed)) < w->entries)
 		return NULL; /* the occurrence is taken where the miss is counted */
+	_Atomic uint64_t *kind = &c->steady_hits;
+	if (!(p = steady_claim(w, k, size, align))) {
+		/* As replay_alloc would, without trying the same places again. */
+		if (align > PLAN_GRANULE_BYTES || !(p = spare_claim(size)))
+			return NULL;
+		kind = &c->spare_hits;
+	}
 	if (k < w->counted)
 		atomic_store_explicit(&w->next_occurrence, k + 1, memory_order_relaxed);
 	bump_own(&c->hits, 1);
-	bump_own(&c->steady_hits, 1);
+	bump_own(kind, 1);
 	bump_own(&c->hit_bytes, size);
 	return p;
 }
@@ -1476,6 +1492,7 @@ void replay_finish(void)
 	json_key_str(&j, "match", match_names[image_match]);
 	json_key_u64(&j, "hits", hits);
 	json_key_u64(&j, "steady_hits", total(offsetof(struct replay_counters, steady_hits)));
+	json_key_u64(&j, "spare_hits", total(offsetof(struct replay_counters, spare_hits)));
 	json_key_u64(&j, "hit_bytes", total(offsetof(struct replay_counters, hit_bytes)));
 	json_key_object(&j, "misses");
 	for (int i = 0; i < MISS_COUNT; i++)

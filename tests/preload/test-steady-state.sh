@@ -3,7 +3,8 @@
 # on an input twenty times longer, and one recorded with one argument serves a
 # run with another (the plan of the nearest arguments). Each replay must print
 # what a plain run prints, and serve at least 90% of its main process's
-# allocation calls from the arena. A steady loop's plan is the same size, and
+# allocation calls from the arena (sqlite3, whose loops' tails run out of free
+# places, 99% with the arena's spare space). A steady loop's plan is the same size, and
 # its recording takes about the same memory, whatever the loop's length.
 . "$(dirname "$0")/lib.sh"
 need jq sqlite3 perl /usr/bin/python3 /usr/bin/time
@@ -46,8 +47,8 @@ main_served() {
 import json, sys
 d = max((json.loads(l) for l in open(sys.argv[1])), key=lambda d: d["allocs"])
 share = 100.0 * d["hits"] / max(d["allocs"], 1)
-print("%s: %d of %d allocations served (%.1f%%), %d by the steady state, match %s" %
-      (sys.argv[2], d["hits"], d["allocs"], share, d["steady_hits"], d["match"]))
+print("%s: %d of %d allocations served (%.1f%%), %d by the steady state, %d in spare space, match %s" %
+      (sys.argv[2], d["hits"], d["allocs"], share, d["steady_hits"], d["spare_hits"], d["match"]))
 sys.exit(0 if share >= float(sys.argv[3]) else 1)
 PY
 }
@@ -66,6 +67,10 @@ longer() {
 }
 longer jq jsonl jq -c '{id, n: (.tags|length), name}'
 longer sqlite3 sql sqlite3 :memory:
+# What its loops' tails have no free place for goes to the arena's free
+# granules (spare.h), not libc: 96.7% of this run was served without them.
+main_served sqlite3 99
+[ "$(stat_sum sqlite3 spare_hits)" -gt 0 ] || fail "sqlite3: nothing served from spare space"
 longer perl txt perl -ne 'my @w = split; $c{$w[0]}++; $t += length; END { print scalar(keys %c), " $t\n" }'
 # Python's small objects live in its own arenas; the calls that reach malloc are
 # its bigger strings, lists and dictionaries.

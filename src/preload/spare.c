@@ -1,0 +1,105 @@
+/* Spare space, see spare.h. */
+#include "spare.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+/* Fine words one search reads: 64 words are 1,344 granules, 21 KiB of arena. */
+#define SCAN_WORDS 64u
+/* Blocks longer than this are left to libc: one search could not find room
+ * for them among the words it reads. */
+#define MAX_GRANULES (SCAN_WORDS / 2 * ARENA_WORD_GRANULES)
+/* The most misses a thread leaves to libc after a failed search. */
+#define BACKOFF_MAX 4096u
+
+/* This thread's next search starts at word cursor; after a failed one, its
+ * next skip misses go to libc without a search. */
+static __thread uint64_t cursor __attribute__((tls_model("initial-exec")));
+static __thread uint32_t skip __attribute__((tls_model("initial-exec")));
+static __thread uint32_t backoff __attribute__((tls_model("initial-exec")));
+
+/* The granules of fine word w that are held or lie past the arena's end, as
+ * occupied bits. A word held at the coarse level (the middle of a long block)
+ * is all held. */
+static uint64_t held_bits(uint64_t w)
+{
+	uint64_t held = atomic_load_explicit(&arena_fine[w], memory_order_relaxed) & ARENA_OCCUPIED;
+	uint64_t past = arena_granules - w * ARENA_WORD_GRANULES;
+
+	if (atomic_load_explicit(&arena_coarse[w / 64], memory_order_relaxed) >> (w % 64) & 1)
+		return ARENA_OCCUPIED;
+	if (past < ARENA_WORD_GRANULES)
+		held |= ARENA_OCCUPIED & ~((UINT64_C(1) << past) - 1);
+	return held;
+}
+
+/* The first of count free granules in a row within a word whose free granules
+ * are free (bits), or -1. */
+static int free_run_in(uint64_t free, uint64_t count)
+{
+	uint64_t runs = free, len = 1;
+
+	/* Bit b of runs: granules b..b+len-1 are all free. */
+	while (2 * len <= count) {
+		runs &= runs >> len;
+		len *= 2;
+	}
+	if (len < count)
+		runs &= runs >> (count - len);
+	return runs ? __builtin_ctzll(runs) : -1;
+}
+
+static void *claim_at(uint64_t granule, size_t size)
+{
+	return arena_claim(granule * PLAN_GRANULE_BYTES, size);
+}
+
+void *spare_claim(size_t size)
+{
+	const uint64_t count = arena_granules_of(size);
+	const uint64_t words = arena_fine_words;
+
+	if (!words || !count || count > MAX_GRANULES)
+		return NULL;
+	if (skip) {
+		skip--;
+		return NULL;
+	}
+	uint64_t w = cursor < words ? cursor : 0;
+	/* A run of free granules that reaches the end of the word before w. */
+	uint64_t run = 0, run_first = 0;
+	for (unsigned n = 0; n < SCAN_WORDS; n++, w++) {
+		if (w == words) {
+			w = 0;
+			run = 0;
+		}
+		const uint64_t held = held_bits(w), first = w * ARENA_WORD_GRANULES;
+		const uint64_t lead = held ? (uint64_t)__builtin_ctzll(held) : ARENA_WORD_GRANULES;
+		void *p = NULL;
+		if (run && run + lead >= count)
+			p = claim_at(run_first, size);
+		int b;
+		if (!p && count <= ARENA_WORD_GRANULES &&
+		    (b = free_run_in(~held & ARENA_OCCUPIED, count)) >= 0)
+			p = claim_at(first + (uint64_t)b, size);
+		if (p) {
+			cursor = w;
+			backoff = 0;
+			return p;
+		}
+		if (!held) {
+			run_first = run ? run_first : first;
+			run += ARENA_WORD_GRANULES;
+		} else {
+			/* The free granules above the word's last held one. */
+			run = ARENA_WORD_GRANULES - 1 - (63 - (uint64_t)__builtin_clzll(held));
+			run_first = first + ARENA_WORD_GRANULES - run;
+		}
+	}
+	cursor = w;
+	backoff = backoff ? (2 * backoff < BACKOFF_MAX ? 2 * backoff : BACKOFF_MAX) : 1;
+	skip = backoff;
+	return NULL;
+}
