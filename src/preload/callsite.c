@@ -17,11 +17,12 @@
 #include "modules.h"
 #include "thread_lineage.h"
 
-/* Stack walks are checked by unwinding (stack_of): a thread checks one walk
- * after WALK_CHECK_GAP_MIN, and the gap doubles while checks agree, up to
- * WALK_CHECK_GAP_MAX; a disagreement starts it again from the least. An unwind
- * costs some microseconds on a deep stack (3 us in sqlite3, with libunwind): at
- * the least gap these checks took 7% of a replay of it. */
+/* While recording, stack walks are checked by unwinding (stack_of): a thread
+ * checks one walk after WALK_CHECK_GAP_MIN, and the gap doubles while checks
+ * agree, up to WALK_CHECK_GAP_MAX; a disagreement starts it again from the
+ * least. An unwind costs some microseconds on a deep stack (3 us in sqlite3,
+ * with libunwind): at the least gap these checks took 7% of a replay of it.
+ * Replay checks only the walks that name no site (capture_uncached). */
 #define WALK_CHECK_GAP_MIN 64
 #define WALK_CHECK_GAP_MAX 4096
 
@@ -256,6 +257,9 @@ static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bo
 	    origin.frame < callsite_stack_top)
 		n = frame_walk(origin.return_address, origin.frame + 2 * sizeof(uintptr_t),
 			       callsite_stack_top, ips, at, (int)callsite_depth, &unlearned);
+	/* Replay: a walk that finishes is checked by the caller if it names no
+	 * site; one that meets a frame with no size in a module the plan gave
+	 * every size of names none (seeded_modules). */
 	if (!interner.names_every_stack) {
 		if (n >= 0) {
 			*unchecked = true;

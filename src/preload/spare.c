@@ -39,8 +39,8 @@ static uint64_t held_bits(uint64_t w)
 	return held;
 }
 
-/* The first of count free granules in a row within a word whose free granules
- * are free (bits), or -1. */
+/* Where the first run of count free granules starts in a word whose free
+ * granules are the bits of free, or -1 if it has none. */
 static int free_run_in(uint64_t free, uint64_t count)
 {
 	uint64_t runs = free, len = 1;
