@@ -11,9 +11,11 @@
 
 uint32_t *pool_slots_page_map;
 uint32_t *pool_slots_page_spans;
+uint32_t *pool_slots_page_lines;
+uint8_t *pool_slots_lines;
 struct chunk_span *pool_slots_spans;
 bool pool_slots_spans_disjoint;
-static uint64_t page_map_bytes; /* each of the two maps' */
+static uint64_t page_map_bytes;	 /* each of the three maps' */
 static struct chunk_span *spans; /* pool_slots_spans */
 static uint32_t *span_of_chunk;	 /* by the plan's chunk index */
 static uint32_t span_count;
@@ -60,6 +62,40 @@ static int pool_make(struct pool_slots *p, const struct plan_pool *pool,
 	return 0;
 }
 
+/* The line index of each page that POOL_SLOTS_LINES_MIN spans or more lie in
+ * (pool_slots.h): for each 64-byte line, which of the page's spans is the
+ * first that ends after the line's start. */
+static int make_lines(const uint32_t *map, const uint32_t *in_page, uint32_t *page_lines)
+{
+	const uint64_t pages = page_map_bytes / sizeof(*map);
+	uint64_t crowded = 0;
+
+	for (uint64_t page = 0; page < pages; page++)
+		crowded += in_page[page] >= POOL_SLOTS_LINES_MIN;
+	if (!crowded)
+		return 0;
+	uint8_t *lines = __libc_malloc(crowded * POOL_SLOTS_PAGE_LINES);
+	if (!lines)
+		return -ENOMEM;
+	uint32_t k = 0;
+	for (uint64_t page = 0; page < pages; page++) {
+		if (in_page[page] < POOL_SLOTS_LINES_MIN)
+			continue;
+		const struct chunk_span *first = &spans[map[page] - 1];
+		/* At most 256 spans of 16-byte slots lie in a page: r fits. */
+		uint32_t r = 0;
+		for (uint32_t line = 0; line < POOL_SLOTS_PAGE_LINES; line++) {
+			uint64_t start = (page << 12) + 64 * (uint64_t)line;
+			while (r + 1 < in_page[page] && first[r].end <= start)
+				r++;
+			lines[(uint64_t)k * POOL_SLOTS_PAGE_LINES + line] = (uint8_t)r;
+		}
+		page_lines[page] = ++k;
+	}
+	pool_slots_lines = lines;
+	return 0;
+}
+
 int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
 		    const struct plan_chunk *chunks, uint32_t chunk_count, uint64_t mapped_bytes,
 		    struct pool_slots *slots)
@@ -100,11 +136,12 @@ int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
 	}
 	/* Untouched pages of the map read as zero: only the pools' pages cost. */
 	page_map_bytes = ((mapped_bytes >> 12) + 1) * sizeof(uint32_t);
-	uint32_t *map = mmap(NULL, 2 * page_map_bytes, PROT_READ | PROT_WRITE,
+	uint32_t *map = mmap(NULL, 3 * page_map_bytes, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (map == MAP_FAILED)
 		return -ENOMEM;
 	uint32_t *in_page = map + page_map_bytes / sizeof(*map);
+	uint32_t *page_lines = in_page + page_map_bytes / sizeof(*map);
 	/* Later chunks first, so that each page ends up naming the first chunk in
 	 * it (chunks do not overlap in a plan memplan wrote; in another, a page
 	 * names one of them, and the rest are found by going on from there). */
@@ -113,8 +150,13 @@ int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
 			map[page] = i + 1;
 			in_page[page]++;
 		}
+	if (spans_disjoint && make_lines(map, in_page, page_lines) < 0) {
+		munmap(map, 3 * page_map_bytes);
+		return -ENOMEM;
+	}
 	pool_slots_page_map = map;
 	pool_slots_page_spans = in_page;
+	pool_slots_page_lines = page_lines;
 	pool_slots_spans = spans;
 	pool_slots_spans_disjoint = spans_disjoint;
 	return 0;
@@ -125,9 +167,12 @@ void pool_slots_fini(struct pool_slots *slots, uint32_t pool_count)
 	for (uint32_t k = 0; slots && k < pool_count; k++)
 		__libc_free((void *)slots[k].ready);
 	if (pool_slots_page_map)
-		munmap(pool_slots_page_map, 2 * page_map_bytes);
+		munmap(pool_slots_page_map, 3 * page_map_bytes);
 	pool_slots_page_map = NULL;
 	pool_slots_page_spans = NULL;
+	pool_slots_page_lines = NULL;
+	__libc_free(pool_slots_lines);
+	pool_slots_lines = NULL;
 	pool_slots_spans = NULL;
 	pool_slots_spans_disjoint = false;
 	__libc_free(spans);

@@ -27,11 +27,13 @@ __thread int guard_depth __attribute__((tls_model("initial-exec")));
 #define CHUNK1_SLOTS  70
 #define CHUNK1_OFFSET (64 * 1024 + 2048)
 #define ALL_SLOTS     (CHUNK0_SLOTS + CHUNK1_SLOTS)
-/* A second pool: twelve small chunks in one page, with gaps between them. */
+/* A second pool: twelve small chunks in one page, with gaps between them,
+ * most ending inside a 64-byte line that the next one starts in (the free's
+ * look-up by line must go past the first). */
 #define SMALL_BYTES  16
-#define SMALL_SLOTS  4
+#define SMALL_SLOTS  3
 #define SMALL_PAGE   (128 * 1024)
-#define SMALL_STRIDE 256 /* chunk k at SMALL_PAGE + k * SMALL_STRIDE */
+#define SMALL_STRIDE 80 /* chunk k at SMALL_PAGE + k * SMALL_STRIDE */
 #define SMALL_CHUNKS 12
 
 static bool in_chunks(uint64_t offset)
