@@ -197,11 +197,10 @@ static inline enum pool_release pool_slots_release(uint64_t offset)
 	 * before offset. */
 	const struct chunk_span *s = &pool_slots_spans[first - 1];
 	if (offset >= s->end) {
-		uint32_t n = pool_slots_page_spans[offset >> 12] - 1;
-		uint32_t lines = pool_slots_page_lines[offset >> 12];
+		uint32_t n = pool_slots_page_spans[offset >> 12] - 1, lines;
 		if (!n)
 			return POOL_NO_CHUNK;
-		if (lines) {
+		if ((lines = pool_slots_page_lines[offset >> 12])) {
 			/* The first span that ends after the line's start, then past
 			 * those that end before offset (a few: slots are 16 bytes at
 			 * least). */
