@@ -100,6 +100,10 @@ int callsite_init(unsigned depth, const struct callsite_interner *in)
 	if (addr_map_init(&raw_to_site, 1024) < 0 || addr_map_init(&module_key_to_index, 64) < 0)
 		return -ENOMEM;
 	frame_walk_init(); /* without it, every stack is unwound */
+	/* A recording unwinds every stack it has not seen; a replay may need no
+	 * unwind at all (callsite_seed_frame_sizes). */
+	if (in->names_every_stack && frame_walk_open_unwinder() < 0)
+		return -ENOENT;
 	r = module_table_refresh(&modules);
 	if (r < 0)
 		return r;
@@ -208,7 +212,7 @@ static struct callsite_origin take_origin(void)
  * compare the unwind with, or negative if none; a disagreement starts this
  * thread's checks again from the least gap (stack_of), an agreement doubles
  * the gap. *agreed: whether the unwind gave the walk's frames. Returns how
- * many frames. */
+ * many frames: 0 if the unwinder is not open (callsite_seed_frame_sizes). */
 static int unwind_stack(int walked, void **ips, uintptr_t *at, bool *agreed)
 {
 	uintptr_t sps[CALLSITE_MAX_DEPTH];
@@ -603,7 +607,24 @@ static const struct module *loaded_module(uint64_t key)
 	return found;
 }
 
-void callsite_seed_frame_sizes(const struct plan_image *im)
+/* Whether a walk can go through every frame but the last of every site of im:
+ * its module is loaded, and its size is known and does not vary. Under the
+ * call-site lock. */
+static bool walks_suffice(const struct plan_image *im)
+{
+	for (uint32_t i = 0; i < im->record.site_count; i++) {
+		const struct plan_site *site = &im->sites[i];
+		for (uint32_t k = 0; k + 1 < site->frame_count; k++) {
+			const struct plan_frame *f = &im->frames[site->first_frame + k];
+			const struct module *m = loaded_module(im->modules[f->module].key);
+			if (!m || !frame_walk_walkable(m->base + f->offset))
+				return false;
+		}
+	}
+	return true;
+}
+
+bool callsite_seed_frame_sizes(const struct plan_image *im)
 {
 	const struct plan_frame_size *f = im->frame_sizes;
 	const uint32_t count = im->record.frame_size_count;
@@ -634,7 +655,9 @@ void callsite_seed_frame_sizes(const struct plan_image *im)
 		}
 	}
 	atomic_store_explicit(&seeded_module_count, seeded, memory_order_release);
+	bool suffice = walks_suffice(im);
 	lone_unlock(&callsite_mutex, held);
+	return suffice;
 }
 
 void callsite_lock(void)

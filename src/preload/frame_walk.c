@@ -71,22 +71,49 @@ static struct frame_table *table_new(uint32_t bits)
 	return t;
 }
 
-/* The unwinder's own code: libgcc's. */
-static uintptr_t unwinder_start, unwinder_end;
+/* libgcc's unwinder, opened only when the process may need it
+ * (frame_walk_open_unwinder): loading libgcc_s costs a replay that never
+ * unwinds about 100 KiB of resident set (its relocations, and its code around
+ * its initialiser). */
+struct unwinder {
+	_Unwind_Reason_Code (*backtrace)(_Unwind_Trace_Fn, void *);
+	_Unwind_Ptr (*get_ip_info)(struct _Unwind_Context *, int *);
+	_Unwind_Word (*get_cfa)(struct _Unwind_Context *);
+	uintptr_t start, end; /* its module */
+};
+static struct unwinder unwinder; /* written before unwinder_open is set */
+static _Atomic bool unwinder_open;
 
 int frame_walk_init(void)
 {
-	struct dl_find_object unwinder;
-	if (_dl_find_object((void *)(uintptr_t)&_Unwind_Backtrace, &unwinder) == 0) {
-		unwinder_start = (uintptr_t)unwinder.dlfo_map_start;
-		unwinder_end = (uintptr_t)unwinder.dlfo_map_end;
-	}
-
 	struct frame_table *t = table_new(SLOT_BITS_MIN);
 
 	if (!t)
 		return -errno;
 	atomic_store_explicit(&table, t, memory_order_release);
+	return 0;
+}
+
+int frame_walk_open_unwinder(void)
+{
+	if (atomic_load_explicit(&unwinder_open, memory_order_acquire))
+		return 0;
+	void *lib = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+	struct unwinder u = {0};
+	struct dl_find_object where;
+
+	if (lib) {
+		*(void **)&u.backtrace = dlsym(lib, "_Unwind_Backtrace");
+		*(void **)&u.get_ip_info = dlsym(lib, "_Unwind_GetIPInfo");
+		*(void **)&u.get_cfa = dlsym(lib, "_Unwind_GetCFA");
+	}
+	if (!u.backtrace || !u.get_ip_info || !u.get_cfa ||
+	    _dl_find_object((void *)(uintptr_t)u.backtrace, &where) != 0)
+		return -ENOENT;
+	u.start = (uintptr_t)where.dlfo_map_start;
+	u.end = (uintptr_t)where.dlfo_map_end;
+	unwinder = u;
+	atomic_store_explicit(&unwinder_open, true, memory_order_release);
 	return 0;
 }
 
@@ -149,6 +176,15 @@ __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t s
 		ra = *(const uintptr_t *)(caller_sp - sizeof(uintptr_t));
 		sp = caller_sp;
 	}
+}
+
+bool frame_walk_walkable(uintptr_t ip)
+{
+	const struct frame_table *t = atomic_load_explicit(&table, memory_order_acquire);
+	const struct frame_slot *s = t ? find(t, ip) : NULL;
+	uint32_t state = s ? atomic_load_explicit(&s->state, memory_order_relaxed) : 0;
+
+	return state != VARIES && state >= FRAME_WALK_CHECKS;
 }
 
 void frame_walk_forget(void)
@@ -327,7 +363,7 @@ static _Unwind_Reason_Code visit(struct _Unwind_Context *context, void *arg)
 {
 	struct unwind_walk *walk = arg;
 	int before_insn;
-	uintptr_t ip = _Unwind_GetIPInfo(context, &before_insn);
+	uintptr_t ip = unwinder.get_ip_info(context, &before_insn);
 
 	/* Past the outermost frame (whose return address its unwind table marks
 	 * undefined, as _start's), libgcc visits once more with no address. */
@@ -338,7 +374,7 @@ static _Unwind_Reason_Code visit(struct _Unwind_Context *context, void *arg)
 	if (!walk->n && ip >= walk->skip_start && ip < walk->skip_end)
 		return _URC_NO_REASON;
 	walk->ips[walk->n] = (void *)ip;
-	walk->sps[walk->n] = _Unwind_GetCFA(context);
+	walk->sps[walk->n] = unwinder.get_cfa(context);
 	return ++walk->n < walk->max ? _URC_NO_REASON : _URC_NORMAL_STOP;
 }
 
@@ -349,7 +385,9 @@ uint64_t frame_walk_unwinds(void)
 
 bool frame_walk_from_unwinder(uintptr_t return_address)
 {
-	return return_address >= unwinder_start && return_address < unwinder_end;
+	if (!atomic_load_explicit(&unwinder_open, memory_order_acquire))
+		return false;
+	return return_address >= unwinder.start && return_address < unwinder.end;
 }
 
 int frame_walk_unwind(uintptr_t skip_start, uintptr_t skip_end, void **ips, uintptr_t *sps, int max,
@@ -358,7 +396,7 @@ int frame_walk_unwind(uintptr_t skip_start, uintptr_t skip_end, void **ips, uint
 	struct unwind_walk walk = {skip_start, skip_end, ips, sps, max, 0, false};
 
 	*outermost = false;
-	if (max <= 0)
+	if (max <= 0 || !atomic_load_explicit(&unwinder_open, memory_order_acquire))
 		return 0;
 	/* Shared, but an unwind takes microseconds: the count costs nothing beside. */
 	atomic_fetch_add_explicit(&unwinds, 1, memory_order_relaxed);
@@ -366,7 +404,7 @@ int frame_walk_unwind(uintptr_t skip_start, uintptr_t skip_end, void **ips, uint
 	 * no lock, no system call. libunwind 1.6 (Debian's, built without its
 	 * per-thread cache) set the signal mask at every step, 9,300 system calls
 	 * for the 2,900 steps of a replayed `perl -e 1`. */
-	_Unwind_Reason_Code end = _Unwind_Backtrace(visit, &walk);
+	_Unwind_Reason_Code end = unwinder.backtrace(visit, &walk);
 	/* The end of the stack before max frames: the last one has no caller. */
 	*outermost = walk.n > 0 && walk.n < max && (walk.ended || end == _URC_END_OF_STACK);
 	return walk.n;

@@ -48,6 +48,13 @@
  * walk returns FRAME_WALK_NEVER. */
 int frame_walk_init(void);
 
+/* Opens libgcc's unwinder, which frame_walk_unwind needs. Returns 0, or
+ * -ENOENT if it is not there. Not from an allocation: dlopen takes the
+ * dynamic loader's lock, which a thread inside a dlopen may hold while it
+ * waits for one the allocating thread holds. Call at start-up, with the
+ * caller's guard set (dlopen's own allocations go to libc). */
+int frame_walk_open_unwinder(void);
+
 /* The return addresses of up to max frames, from the one that returns to ra with
  * stack pointer sp (the caller's, once ra is returned to), into ips, and where
  * each lies on the stack into at (the word just below its caller's stack
@@ -69,7 +76,8 @@ bool frame_walk_from_unwinder(uintptr_t return_address);
  * frames whose return addresses lie in [skip_start, skip_end) before the first
  * kept one, keeps up to max return addresses in ips and the frames' stack
  * pointers in sps, and sets *outermost if the last kept frame has no caller.
- * Returns how many. Thread-safe. */
+ * Returns how many: 0 if the unwinder is not open (frame_walk_open_unwinder).
+ * Thread-safe. */
 int frame_walk_unwind(uintptr_t skip_start, uintptr_t skip_end, void **ips, uintptr_t *sps, int max,
 		      bool *outermost);
 
@@ -92,6 +100,10 @@ void frame_walk_reserve(uint32_t count);
  * stay sound (see above): a wrong size only gives wrong frames. Returns whether
  * ip is now known (false: no room). Call under the learner's lock. */
 bool frame_walk_seed(uintptr_t ip, uint32_t size);
+
+/* Whether a walk goes through the frame that returns to ip: its size is
+ * trusted and does not vary. Lock-free. */
+bool frame_walk_walkable(uintptr_t ip);
 
 /* Whether every size that walks learned is still known (or marked varying):
  * none was left out for want of room, and none forgotten. A recording that

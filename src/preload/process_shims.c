@@ -18,7 +18,9 @@
 #include "guard.h"
 #include "init.h"
 #include "real_libc.h"
+#include "lone_atomic.h"
 #include "record.h"
+#include "replay.h"
 #include "strict.h"
 #include "thread_lineage.h"
 
@@ -161,6 +163,10 @@ MEMPLAN_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	if (preload_mode_now() == PRELOAD_RECORD) {
 		guard_enter();
 		record_thread_created(start->lineage);
+		guard_leave();
+	} else if (lone_thread()) {
+		guard_enter();
+		replay_before_first_thread();
 		guard_leave();
 	}
 	r = real_libc()->pthread_create(thread, attr, start_named_thread, start);

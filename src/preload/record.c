@@ -124,7 +124,10 @@ int record_start(void)
 	if (r == 0)
 		r = addr_map_init(&created_at, 64);
 	if (r < 0) {
-		log_error("cannot start recording: out of memory", NULL);
+		log_error("cannot start recording: ",
+			  r == -ENOENT ? "libgcc_s.so.1, whose unwinder finds call sites, cannot be loaded"
+				       : "out of memory",
+			  NULL);
 		return r;
 	}
 	recording_on = true;

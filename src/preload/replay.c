@@ -418,8 +418,9 @@ int replay_start(void)
 	r = index_image();
 	if (r == 0)
 		r = callsite_init(image.record.depth, &interner);
-	if (r == 0)
-		callsite_seed_frame_sizes(&image);
+	/* Without the unwinder, a stack the walks cannot finish goes to libc. */
+	if (r == 0 && !callsite_seed_frame_sizes(&image))
+		frame_walk_open_unwinder();
 	drop_tables(); /* what replay needs of them is copied */
 	if (r == 0)
 		r = arena_map(image.record.arena_bytes, preload_config.prefault);
@@ -944,6 +945,9 @@ static bool take_own_image(const struct plan_image *mine)
 	image = *mine;
 	preload_config.depth = image.record.depth;
 	r = index_image();
+	/* The unwinder stays as the parent left it: a dlopen in a child forked
+	 * while another thread was inside one may find the loader's tables half
+	 * changed. */
 	if (r == 0)
 		callsite_seed_frame_sizes(&image);
 	drop_tables();
@@ -1444,6 +1448,12 @@ void replay_consume(size_t size)
 		bump(c, &c->hits, 1);
 		bump(c, &c->hit_bytes, size);
 	}
+}
+
+void replay_before_first_thread(void)
+{
+	if (have_image)
+		frame_walk_open_unwinder();
 }
 
 bool replay_tracks_libc(void)

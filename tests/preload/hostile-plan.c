@@ -131,8 +131,10 @@ int main(int argc, char **argv)
 		uint64_t arena = (biggest + 2 * max_align) & ~(max_align - 1);
 		if (keeps_entries) {
 			images[i].entries = entries;
-			if (!strcmp(mode, "nosizes"))
+			if (!strcmp(mode, "nosizes")) {
 				images[i].record.frame_size_count = 0;
+				images[i].record.flags &= ~PLAN_IMAGE_FRAME_SIZES;
+			}
 			if (!strcmp(mode, "sizes"))
 				images[i].frame_sizes = scrambled_sizes(&images[i], &seed);
 			continue;

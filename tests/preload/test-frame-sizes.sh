@@ -7,9 +7,10 @@
 # whose stacks all name sites of its plan, none at all. And a longer run on
 # another input, whose new stacks meet frames the recording never saw (which
 # replay takes as naming no site, unwinding nothing), is served as much as
-# without the frame sizes.
+# without the frame sizes. And a replay whose walks can name every site of its
+# plan does not load libgcc's unwinder at all.
 . "$(dirname "$0")/lib.sh"
-need sqlite3 perl python3
+need sqlite3 perl python3 jq
 
 {
   echo "CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, v TEXT);"
@@ -89,3 +90,14 @@ check sqlite3 sqlite3 :memory: ".read $WORK/script.sql"
 check_other sqlite3-longer sqlite3 sqlite3 :memory: ".read $WORK/longer.sql"
 check perl perl -e 'my %h; for my $i (1..50000) { $h{"k" . ($i % 3000)} .= "x" } print scalar(keys %h), "\n"'
 check python3 python3 -c 'import json; d = [{"a": i, "b": str(i)} for i in range(20000)]; print(len(json.dumps(d)))'
+
+# jq listing its own mappings: the recording loads libgcc_s, whose unwinder
+# finds each new stack; the replay, whose plan gives the size of every frame
+# its sites' stacks pass through, does not (about 100 KiB of resident set).
+run_record maps jq -Rr . /proc/self/maps
+grep -q libgcc_s "$WORK/maps.record.out" || fail "maps: the recording did not load libgcc_s"
+run_replay maps jq -Rr . /proc/self/maps
+no_memplan_messages maps replay
+hit_ratio_at_least maps 95
+[ "$(stat_sum maps unwinds)" -eq 0 ] || fail "maps: the replay unwound $(stat_sum maps unwinds) stacks"
+! grep libgcc_s "$WORK/maps.replay.out" || fail "maps: the replay loaded libgcc_s"

@@ -246,6 +246,13 @@ int main(void)
 	pthread_t thread;
 
 	CHECK(frame_walk_init() == 0);
+	/* No unwind before the unwinder is opened. */
+	void *first_ips[4];
+	uintptr_t first_sps[4];
+	bool outermost;
+	CHECK(frame_walk_unwind(0, 0, first_ips, first_sps, 4, &outermost) == 0);
+	CHECK(frame_walk_open_unwinder() == 0);
+	CHECK(frame_walk_unwind(0, 0, first_ips, first_sps, 4, &outermost) == 4);
 	stack_top = (uintptr_t)__libc_stack_end;
 	seed = 1;
 	shapes();
