@@ -243,6 +243,15 @@ static int unwind_stack(int walked, void **ips, uintptr_t *at, bool *agreed)
 	return n;
 }
 
+/* The frame pointer register as the shim's caller left it, which the shim's
+ * prologue saved at the bottom of its frame, for walks through frames sized at
+ * run time (frame_walk). Not while recording, whose walks go through none of
+ * them: a wrong guess there would be written into the plan. */
+static uintptr_t frame_pointer_of(uintptr_t shim_frame)
+{
+	return interner.names_every_stack ? FRAME_WALK_NO_FP : *(const uintptr_t *)shim_frame;
+}
+
 /* The caller's return addresses, up to the depth, into ips, and where each lies
  * on the stack into at: walked from the origin when its frames are learned,
  * else unwound, which teaches the walk. *unchecked: set if walked and not
@@ -260,7 +269,8 @@ static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bo
 	if (origin.return_address && origin.frame >= callsite_stack_low &&
 	    origin.frame < callsite_stack_top)
 		n = frame_walk(origin.return_address, origin.frame + 2 * sizeof(uintptr_t),
-			       callsite_stack_top, ips, at, (int)callsite_depth, &unlearned);
+			       frame_pointer_of(origin.frame), callsite_stack_top, ips, at,
+			       (int)callsite_depth, &unlearned);
 	/* Replay: a walk that finishes is checked by the caller if it names no
 	 * site; one that meets a frame with no size in a module the plan gave
 	 * every size of names none (seeded_modules). */
@@ -376,8 +386,8 @@ uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cook
 	    (interner.names_every_stack && walks_since_check + 1 >= gap))
 		return CALLSITE_UNKNOWN;
 	uintptr_t unlearned;
-	int n = frame_walk(return_address, frame + 2 * sizeof(uintptr_t), callsite_stack_top, ips,
-			   at, (int)callsite_depth, &unlearned);
+	int n = frame_walk(return_address, frame + 2 * sizeof(uintptr_t), frame_pointer_of(frame),
+			   callsite_stack_top, ips, at, (int)callsite_depth, &unlearned);
 	if (n <= 0)
 		return CALLSITE_UNKNOWN;
 	walks_since_check++;
@@ -608,7 +618,8 @@ static const struct module *loaded_module(uint64_t key)
 }
 
 /* Whether a walk can go through every frame but the last of every site of im:
- * its module is loaded, and its size is known and does not vary. Under the
+ * its module is loaded, and its size is known, or it varies and is the first
+ * frame, whose frame pointer the shim saved (frame_pointer_of). Under the
  * call-site lock. */
 static bool walks_suffice(const struct plan_image *im)
 {
@@ -617,7 +628,7 @@ static bool walks_suffice(const struct plan_image *im)
 		for (uint32_t k = 0; k + 1 < site->frame_count; k++) {
 			const struct plan_frame *f = &im->frames[site->first_frame + k];
 			const struct module *m = loaded_module(im->modules[f->module].key);
-			if (!m || !frame_walk_walkable(m->base + f->offset))
+			if (!m || !frame_walk_walkable(m->base + f->offset, true))
 				return false;
 		}
 	}

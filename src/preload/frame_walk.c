@@ -138,10 +138,38 @@ static const struct frame_slot *find(const struct frame_table *t, uint64_t ip)
 	return NULL;
 }
 
+/* Whether fp can be the frame pointer of a frame whose stack pointer (at the
+ * call it made) is sp: within [sp, base - 16], aligned, and the word above the
+ * caller's frame pointer it points to is a return address the table knows. */
+__attribute__((no_sanitize("address"))) static bool plausible_frame_pointer(
+    const struct frame_table *t, uintptr_t fp, uintptr_t sp, uintptr_t base)
+{
+	return fp >= sp && fp <= base - 2 * sizeof(uintptr_t) && !(fp & (sizeof(uintptr_t) - 1)) &&
+	       find(t, *(const uintptr_t *)(fp + sizeof(uintptr_t)));
+}
+
+/* The frame pointer of a frame sized at run time whose stack pointer is sp: fp,
+ * if plausible; else the copy of it that the frame below, [below, sp), saved
+ * when it took the register for itself (a prologue pushes it near the top).
+ * 0 if neither. */
+__attribute__((no_sanitize("address"))) static uintptr_t frame_pointer(
+    const struct frame_table *t, uintptr_t fp, uintptr_t below, uintptr_t sp, uintptr_t base)
+{
+	if (plausible_frame_pointer(t, fp, sp, base))
+		return fp;
+	for (uintptr_t w = sp; w > below;) {
+		w -= sizeof(uintptr_t);
+		uintptr_t saved = *(const uintptr_t *)w;
+		if (plausible_frame_pointer(t, saved, sp, base))
+			return saved;
+	}
+	return 0;
+}
+
 /* It reads other functions' frames, which AddressSanitizer would not expect. */
-__attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base,
-						       void **ips, uintptr_t *at, int max,
-						       uintptr_t *unlearned)
+__attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t fp,
+						       uintptr_t base, void **ips, uintptr_t *at,
+						       int max, uintptr_t *unlearned)
 {
 	const struct frame_table *t = atomic_load_explicit(&table, memory_order_acquire);
 
@@ -150,6 +178,7 @@ __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t s
 	/* ra must be what the call left just below the caller's stack pointer. */
 	if (*(const uintptr_t *)(sp - sizeof(uintptr_t)) != ra)
 		return FRAME_WALK_NEVER;
+	uintptr_t below = sp; /* the stack pointer of the frame walked before */
 	for (int n = 0;;) {
 		at[n] = sp - sizeof(uintptr_t);
 		ips[n++] = (void *)ra;
@@ -161,30 +190,40 @@ __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t s
 			return FRAME_WALK_LEARNING;
 		}
 		uint32_t state = atomic_load_explicit(&s->state, memory_order_relaxed);
-		if (state == VARIES)
-			return FRAME_WALK_NEVER;
-		if (state < FRAME_WALK_CHECKS) {
+		uintptr_t caller_sp;
+		if (state == VARIES) {
+			/* A frame sized at run time (alloca) is addressed from its
+			 * frame pointer, which its prologue set 16 bytes below its
+			 * caller's stack pointer, after saving the caller's there. */
+			fp = fp != FRAME_WALK_NO_FP ? frame_pointer(t, fp, below, sp, base) : 0;
+			if (!fp)
+				return FRAME_WALK_NEVER;
+			caller_sp = fp + 2 * sizeof(uintptr_t);
+			fp = *(const uintptr_t *)fp;
+		} else if (state < FRAME_WALK_CHECKS) {
 			*unlearned = ra;
 			return FRAME_WALK_LEARNING;
-		}
-		if (s->size == OUTERMOST)
+		} else if (s->size == OUTERMOST) {
 			return n;
-		uintptr_t caller_sp = sp + s->size;
+		} else {
+			caller_sp = sp + s->size;
+		}
 		/* The load below stays inside [sp, base): no fault, whatever the size. */
 		if (caller_sp > base || caller_sp <= sp)
 			return FRAME_WALK_NEVER;
 		ra = *(const uintptr_t *)(caller_sp - sizeof(uintptr_t));
+		below = sp;
 		sp = caller_sp;
 	}
 }
 
-bool frame_walk_walkable(uintptr_t ip)
+bool frame_walk_walkable(uintptr_t ip, bool frame_pointer_known)
 {
 	const struct frame_table *t = atomic_load_explicit(&table, memory_order_acquire);
 	const struct frame_slot *s = t ? find(t, ip) : NULL;
 	uint32_t state = s ? atomic_load_explicit(&s->state, memory_order_relaxed) : 0;
 
-	return state != VARIES && state >= FRAME_WALK_CHECKS;
+	return state == VARIES ? frame_pointer_known : state >= FRAME_WALK_CHECKS;
 }
 
 void frame_walk_forget(void)

@@ -40,6 +40,9 @@
 #define FRAME_WALK_OUTERMOST UINT32_MAX	   /* no caller */
 #define FRAME_WALK_VARIES    (UINT32_MAX - 1) /* not walked: always unwound */
 
+/* frame_walk's fp when frames sized at run time are not to be walked. */
+#define FRAME_WALK_NO_FP UINTPTR_MAX
+
 /* What frame_walk returns when it cannot finish: */
 #define FRAME_WALK_LEARNING (-1) /* a frame not learned yet: unwind and learn */
 #define FRAME_WALK_NEVER    (-2) /* a frame that cannot be walked: just unwind */
@@ -58,12 +61,21 @@ int frame_walk_open_unwinder(void);
 /* The return addresses of up to max frames, from the one that returns to ra with
  * stack pointer sp (the caller's, once ra is returned to), into ips, and where
  * each lies on the stack into at (the word just below its caller's stack
- * pointer). base is the top of the thread's stack. Returns how many (fewer than
- * max only at the outermost frame), or FRAME_WALK_LEARNING (with *unlearned
- * set to the return address whose size is not known) or FRAME_WALK_NEVER.
- * Lock-free. */
-int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t base, void **ips, uintptr_t *at, int max,
-	       uintptr_t *unlearned);
+ * pointer). base is the top of the thread's stack. fp: the frame pointer
+ * register as the caller of the first frame left it, or FRAME_WALK_NO_FP. A
+ * frame whose size varies is then walked as one that keeps a frame pointer (as
+ * code that calls alloca must): its caller's stack pointer is its frame
+ * pointer + 16, and its caller's frame pointer lies at it. Its frame pointer
+ * is fp, or, if a frame since took the register for itself, the copy that
+ * frame saved (the word of its frame that points where the word above is a
+ * return address the table knows). Both are guesses: a wrong one gives wrong
+ * frames, within [sp, base), as a wrong size does. Without fp, such a frame is
+ * not walked. Returns how many
+ * (fewer than max only at the outermost frame), or FRAME_WALK_LEARNING (with
+ * *unlearned set to the return address whose size is not known) or
+ * FRAME_WALK_NEVER. Lock-free. */
+int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t fp, uintptr_t base, void **ips, uintptr_t *at,
+	       int max, uintptr_t *unlearned);
 
 /* Whether return_address lies in the unwinder's own code. libgcc's unwinder
  * calls malloc while it holds a lock that it takes again to unwind (sorting
@@ -102,8 +114,9 @@ void frame_walk_reserve(uint32_t count);
 bool frame_walk_seed(uintptr_t ip, uint32_t size);
 
 /* Whether a walk goes through the frame that returns to ip: its size is
- * trusted and does not vary. Lock-free. */
-bool frame_walk_walkable(uintptr_t ip);
+ * trusted, or it varies and the walk knows its frame pointer (frame_walk).
+ * Lock-free. */
+bool frame_walk_walkable(uintptr_t ip, bool frame_pointer_known);
 
 /* Whether every size that walks learned is still known (or marked varying):
  * none was left out for want of room, and none forgotten. A recording that

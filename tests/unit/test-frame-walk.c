@@ -34,6 +34,11 @@ static __thread volatile int captures, walked, refused;
 /* Set while a frame is known to have changed its size under a trusted walk:
  * that one walk may be wrong, the next through it must not be. */
 static __thread bool lenient;
+/* Set while the stack's only frame sized at run time is the capture's caller,
+ * which keeps a frame pointer (alloca): a walk given that frame pointer must
+ * then go through it. */
+static __thread bool by_frame_pointer;
+static __thread int fp_captures, fp_walked;
 
 /* What an allocation shim does: notes its caller's return address and stack
  * pointer, then compares a walk from them with an unwind and teaches the table. */
@@ -56,7 +61,17 @@ static FRAME void capture(void)
 	CHECK(k < n && sps[k] == sp);
 	int want = n - k;
 	uintptr_t unlearned = 0;
-	int w = frame_walk(ra, sp, stack_top, walk, at, want, &unlearned);
+	if (by_frame_pointer) {
+		/* The shim's prologue saved its caller's frame pointer at its own. */
+		uintptr_t fp = *(const uintptr_t *)__builtin_frame_address(0);
+		int f = frame_walk(ra, sp, fp, stack_top, walk, at, want, &unlearned);
+		fp_captures++;
+		if (f >= 0) {
+			CHECK(f == want && !memcmp(walk, ips + k, (size_t)f * sizeof(void *)));
+			fp_walked++;
+		}
+	}
+	int w = frame_walk(ra, sp, FRAME_WALK_NO_FP, stack_top, walk, at, want, &unlearned);
 	captures++;
 	if (w >= 0) {
 		bool same = w == want && memcmp(walk, ips + k, (size_t)w * sizeof(void *)) == 0;
@@ -126,7 +141,9 @@ static FRAME void sized(size_t bytes)
 {
 	volatile char *p = alloca(bytes);
 	p[0] = 1;
+	by_frame_pointer = true;
 	capture();
+	by_frame_pointer = false;
 	p[bytes - 1] = p[0];
 }
 
@@ -260,6 +277,9 @@ int main(void)
 	 * the run-time sized frame are refused, never wrong. */
 	CHECK(walked > captures / 2);
 	CHECK(refused > 0);
+	/* Those through the frame sized at run time are walked by its frame
+	 * pointer, once the frames past it are learned. */
+	CHECK(fp_walked > fp_captures / 2);
 
 	CHECK(pthread_create(&thread, NULL, thread_main, (void *)7) == 0);
 	CHECK(pthread_join(thread, NULL) == 0);
@@ -290,7 +310,8 @@ int main(void)
 	CHECK(refused == refused_before + 10);
 
 	check_seeding();
-	printf("%d captures, %d walked, %d refused; %u sizes known, %u varying\n", captures,
-	       walked, refused, known_count, known_varying);
+	printf("%d captures, %d walked, %d refused; %u sizes known, %u varying; "
+	       "%d of %d through a frame sized at run time walked by its frame pointer\n",
+	       captures, walked, refused, known_count, known_varying, fp_walked, fp_captures);
 	return 0;
 }
