@@ -252,6 +252,20 @@ static uintptr_t frame_pointer_of(uintptr_t shim_frame)
 	return interner.names_every_stack ? FRAME_WALK_NO_FP : *(const uintptr_t *)shim_frame;
 }
 
+/* A plan holds no size of memplan's own frames, and the one through which
+ * the program's code runs on a thread, start_named_thread's, keeps a frame
+ * pointer (it takes its frame's address): replay walks a return address of
+ * memplan's as it would a frame sized at run time. True if ra is one. */
+static bool own_frame_by_frame_pointer(uintptr_t ra)
+{
+	if (ra < callsite_own_start || ra >= callsite_own_end)
+		return false;
+	bool held = lone_lock(&callsite_mutex);
+	bool known = frame_walk_seed(ra, FRAME_WALK_VARIES);
+	lone_unlock(&callsite_mutex, held);
+	return known;
+}
+
 /* The caller's return addresses, up to the depth, into ips, and where each lies
  * on the stack into at: walked from the origin when its frames are learned,
  * else unwound, which teaches the walk. *unchecked: set if walked and not
@@ -275,6 +289,10 @@ static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bo
 	 * site; one that meets a frame with no size in a module the plan gave
 	 * every size of names none (seeded_modules). */
 	if (!interner.names_every_stack) {
+		if (n == FRAME_WALK_LEARNING && own_frame_by_frame_pointer(unlearned))
+			n = frame_walk(origin.return_address, origin.frame + 2 * sizeof(uintptr_t),
+				       frame_pointer_of(origin.frame), callsite_stack_top, ips, at,
+				       (int)callsite_depth, &unlearned);
 		if (n >= 0) {
 			*unchecked = true;
 			return n;

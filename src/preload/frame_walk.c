@@ -149,9 +149,10 @@ __attribute__((no_sanitize("address"))) static bool plausible_frame_pointer(
 }
 
 /* The frame pointer of a frame sized at run time whose stack pointer is sp: fp,
- * if plausible; else the copy of it that the frame below, [below, sp), saved
- * when it took the register for itself (a prologue pushes it near the top).
- * 0 if neither. */
+ * if plausible; else the copy of it that the first frame below to take the
+ * register for itself saved (a prologue pushes it near the top of the frame):
+ * the first plausible word down from sp to below, where the walk began. 0 if
+ * neither. */
 __attribute__((no_sanitize("address"))) static uintptr_t frame_pointer(
     const struct frame_table *t, uintptr_t fp, uintptr_t below, uintptr_t sp, uintptr_t base)
 {
@@ -178,7 +179,7 @@ __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t s
 	/* ra must be what the call left just below the caller's stack pointer. */
 	if (*(const uintptr_t *)(sp - sizeof(uintptr_t)) != ra)
 		return FRAME_WALK_NEVER;
-	uintptr_t below = sp; /* the stack pointer of the frame walked before */
+	const uintptr_t below = sp;
 	for (int n = 0;;) {
 		at[n] = sp - sizeof(uintptr_t);
 		ips[n++] = (void *)ra;
@@ -212,7 +213,6 @@ __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t s
 		if (caller_sp > base || caller_sp <= sp)
 			return FRAME_WALK_NEVER;
 		ra = *(const uintptr_t *)(caller_sp - sizeof(uintptr_t));
-		below = sp;
 		sp = caller_sp;
 	}
 }

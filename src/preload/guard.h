@@ -7,7 +7,11 @@
 #include <signal.h>
 #include <stdbool.h>
 
-extern __thread int guard_depth __attribute__((tls_model("initial-exec")));
+/* volatile: glibc declares most of its functions leaf (they call nothing of
+ * the caller's), malloc-calling ones too; around a call of one, gcc would drop
+ * an increment and its decrement as unread (seen around pthread_getattr_np),
+ * and the allocations it makes would be taken for the program's. */
+extern __thread volatile int guard_depth __attribute__((tls_model("initial-exec")));
 
 /* A signal that would end the process (SIGTERM, SIGINT...) and arrived while a
  * thread was inside memplan, where the plan cannot be written (the tables may

@@ -18,9 +18,7 @@
 #include "guard.h"
 #include "init.h"
 #include "real_libc.h"
-#include "lone_atomic.h"
 #include "record.h"
-#include "replay.h"
 #include "strict.h"
 #include "thread_lineage.h"
 
@@ -135,6 +133,9 @@ static void *start_named_thread(void *p)
 
 	__libc_free(p);
 	thread_lineage = start.lineage;
+	/* Taking its frame's address also makes this function keep a frame
+	 * pointer, by which replay walks the program's stacks through it
+	 * (callsite.c, own_frame_by_frame_pointer). */
 	callsite_stack_base = (uintptr_t)__builtin_frame_address(0);
 	guard_enter();
 	callsite_note_stack();
@@ -164,12 +165,12 @@ MEMPLAN_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		guard_enter();
 		record_thread_created(start->lineage);
 		guard_leave();
-	} else if (lone_thread()) {
-		guard_enter();
-		replay_before_first_thread();
-		guard_leave();
 	}
+	/* What libc allocates for the thread (the dynamic loader its TLS) is
+	 * libc's, not the program's: memplan's frame is on its stack. */
+	guard_enter();
 	r = real_libc()->pthread_create(thread, attr, start_named_thread, start);
+	guard_leave();
 	if (r)
 		__libc_free(start);
 	return r;

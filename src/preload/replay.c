@@ -1450,12 +1450,6 @@ void replay_consume(size_t size)
 	}
 }
 
-void replay_before_first_thread(void)
-{
-	if (have_image)
-		frame_walk_open_unwinder();
-}
-
 bool replay_tracks_libc(void)
 {
 	return have_image;

@@ -42,14 +42,6 @@ void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uin
  * recording. */
 void replay_consume(size_t size);
 
-/* The process, which has one thread, is about to start another: opens the
- * unwinder if an image is replayed. A thread's stacks pass through memplan's
- * own frame that starts it (process_shims.c), whose size no plan holds: each
- * is learned from an unwind. And while the process has one thread, no other
- * can hold the dynamic loader's lock (frame_walk_open_unwinder). Call with the
- * guard set. */
-void replay_before_first_thread(void);
-
 /* libc bytes, for the statistics: a libc block of usable size bytes came or went.
  * Only for an image with a plan (replay_tracks_libc): in one without, everything
  * goes to libc and measuring it would only slow the program down. */

@@ -21,6 +21,12 @@ for threads in 4 8; do
   allocs=$(stat_sum "$name" allocs)
   [ $((hits * 4)) -ge "$allocs" ] || fail "$name: only $hits of $allocs served from the arena"
   echo "$name: last replay served $hits of $(stat_sum "$name" allocs) allocations from the arena"
+  # Every stack names its site without the unwinder: walks cross memplan's
+  # frame that starts each thread by its frame pointer, and what libc
+  # allocates for a thread (its TLS; pthread_getattr_np's buffer, for memplan)
+  # is not taken for the program's.
+  [ "$(stat_sum "$name" misses.unknown_site)" -eq 0 ] && [ "$(stat_sum "$name" unwinds)" -eq 0 ] ||
+    fail "$name: $(stat_sum "$name" misses.unknown_site) allocations of unknown site, $(stat_sum "$name" unwinds) unwinds"
 done
 
 # Threads whose blocks are alive side by side get regions of the arena of their
