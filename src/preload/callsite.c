@@ -252,6 +252,10 @@ static uintptr_t frame_pointer_of(uintptr_t shim_frame)
 	return interner.names_every_stack ? FRAME_WALK_NO_FP : *(const uintptr_t *)shim_frame;
 }
 
+/* Frame sizes of modules loaded after start-up (callsite_seed_frame_sizes). */
+static _Atomic uint32_t late_pending;
+static bool seed_late_modules(void);
+
 /* A plan holds no size of memplan's own frames, and the one through which
  * the program's code runs on a thread, start_named_thread's, keeps a frame
  * pointer (it takes its frame's address): replay walks a return address of
@@ -289,7 +293,11 @@ static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bo
 	 * site; one that meets a frame with no size in a module the plan gave
 	 * every size of names none (seeded_modules). */
 	if (!interner.names_every_stack) {
-		if (n == FRAME_WALK_LEARNING && own_frame_by_frame_pointer(unlearned))
+		if (n == FRAME_WALK_LEARNING &&
+		    (own_frame_by_frame_pointer(unlearned) ||
+		     (!in_seeded_module(unlearned) &&
+		      atomic_load_explicit(&late_pending, memory_order_relaxed) &&
+		      seed_late_modules())))
 			n = frame_walk(origin.return_address, origin.frame + 2 * sizeof(uintptr_t),
 				       frame_pointer_of(origin.frame), callsite_stack_top, ips, at,
 				       (int)callsite_depth, &unlearned);
@@ -635,9 +643,119 @@ static const struct module *loaded_module(uint64_t key)
 	return found;
 }
 
+/* Seeds the sizes f[0..n) of module m (loaded), and lists m among the seeded
+ * modules if the plan gave all of its sizes (complete) and all were kept.
+ * Under the call-site lock. */
+static void seed_module(const struct module *m, const struct plan_frame_size *f, uint32_t n,
+			bool complete)
+{
+	uint32_t seeded = atomic_load_explicit(&seeded_module_count, memory_order_relaxed);
+	bool all_kept = true;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uintptr_t ip = m->base + f[k].offset;
+		/* The plan's offsets are checked against the module it names: an
+		 * address outside it is some other module's code. */
+		if (ip >= m->start && ip < m->end &&
+		    !(ip >= callsite_own_start && ip < callsite_own_end))
+			all_kept &= frame_walk_seed(ip, f[k].bytes);
+		else
+			all_kept = false;
+	}
+	if (complete && all_kept && seeded < SEEDED_MODULES_MAX &&
+	    !(m->start < callsite_own_end && callsite_own_start < m->end)) {
+		seeded_modules[seeded].start = m->start;
+		seeded_modules[seeded].end = m->end;
+		atomic_store_explicit(&seeded_module_count, seeded + 1, memory_order_release);
+	}
+}
+
+/* The sizes of the plan's modules that were not loaded when it was seeded
+ * (extension modules a program loads with dlopen), seeded when they appear
+ * (seed_late_modules). Copies: the plan's tables are dropped after start-up.
+ * Under the call-site lock; late_pending is read without it. */
+struct late_module {
+	uint64_t key;
+	struct plan_frame_size *sizes; /* sorted by offset */
+	uint32_t count;
+	bool complete, seeded;
+};
+static struct late_module *late_modules;
+static uint32_t late_module_count;
+
+static void drop_late_modules(void)
+{
+	for (uint32_t i = 0; i < late_module_count; i++)
+		free(late_modules[i].sizes);
+	free(late_modules);
+	late_modules = NULL;
+	late_module_count = 0;
+	atomic_store_explicit(&late_pending, 0, memory_order_relaxed);
+}
+
+static void add_late_module(uint64_t key, const struct plan_frame_size *f, uint32_t n,
+			    bool complete)
+{
+	struct late_module *grown =
+	    realloc(late_modules, (late_module_count + 1) * sizeof(*grown));
+	struct plan_frame_size *sizes = malloc(n * sizeof(*sizes));
+
+	if (grown)
+		late_modules = grown;
+	if (!grown || !sizes) {
+		free(sizes);
+		return;
+	}
+	memcpy(sizes, f, n * sizeof(*sizes));
+	late_modules[late_module_count++] = (struct late_module){key, sizes, n, complete, false};
+	atomic_fetch_add_explicit(&late_pending, 1, memory_order_relaxed);
+}
+
+/* Whether the late module key has a size (or a mark) for offset. */
+static bool late_size_known(uint64_t key, uint64_t offset)
+{
+	for (uint32_t i = 0; i < late_module_count; i++) {
+		const struct late_module *l = &late_modules[i];
+		if (l->key != key)
+			continue;
+		uint32_t lo = 0, hi = l->count;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (l->sizes[mid].offset < offset)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo < l->count && l->sizes[lo].offset == offset;
+	}
+	return false;
+}
+
+/* Seeds the late modules loaded since; true if it seeded any. */
+static bool seed_late_modules(void)
+{
+	bool any = false;
+	bool held = lone_lock(&callsite_mutex);
+
+	if (module_table_refresh(&modules) == 0) {
+		for (uint32_t i = 0; i < late_module_count; i++) {
+			struct late_module *l = &late_modules[i];
+			const struct module *m = l->seeded ? NULL : loaded_module(l->key);
+			if (!m)
+				continue;
+			frame_walk_reserve(l->count);
+			seed_module(m, l->sizes, l->count, l->complete);
+			l->seeded = any = true;
+			atomic_fetch_sub_explicit(&late_pending, 1, memory_order_relaxed);
+		}
+	}
+	lone_unlock(&callsite_mutex, held);
+	return any;
+}
+
 /* Whether a walk can go through every frame but the last of every site of im:
- * its module is loaded, and its size is known, or it varies and is the first
- * frame, whose frame pointer the shim saved (frame_pointer_of). Under the
+ * its size is known (or it varies, and is walked by its frame pointer), in a
+ * module loaded now or, for one loaded later, among its late sizes. Under the
  * call-site lock. */
 static bool walks_suffice(const struct plan_image *im)
 {
@@ -645,8 +763,10 @@ static bool walks_suffice(const struct plan_image *im)
 		const struct plan_site *site = &im->sites[i];
 		for (uint32_t k = 0; k + 1 < site->frame_count; k++) {
 			const struct plan_frame *f = &im->frames[site->first_frame + k];
-			const struct module *m = loaded_module(im->modules[f->module].key);
-			if (!m || !frame_walk_walkable(m->base + f->offset, true))
+			uint64_t key = im->modules[f->module].key;
+			const struct module *m = loaded_module(key);
+			if (m ? !frame_walk_walkable(m->base + f->offset, true)
+			      : !late_size_known(key, f->offset))
 				return false;
 		}
 	}
@@ -659,31 +779,19 @@ bool callsite_seed_frame_sizes(const struct plan_image *im)
 	const uint32_t count = im->record.frame_size_count;
 	const bool complete = im->record.flags & PLAN_IMAGE_FRAME_SIZES;
 	bool held = lone_lock(&callsite_mutex);
-	uint32_t seeded = atomic_load_explicit(&seeded_module_count, memory_order_relaxed);
 
+	drop_late_modules();
 	frame_walk_reserve(count);
-	for (uint32_t k = 0; k < count;) {
+	for (uint32_t k = 0, n; k < count; k += n) {
 		uint32_t module = f[k].module;
+		for (n = 1; k + n < count && f[k + n].module == module; n++)
+			;
 		const struct module *m = loaded_module(im->modules[module].key);
-		bool all_kept = m != NULL;
-		for (; k < count && f[k].module == module; k++) {
-			uintptr_t ip = m ? m->base + f[k].offset : 0;
-			/* The plan's offsets are checked against the module it names:
-			 * an address outside it is some other module's code. */
-			if (m && ip >= m->start && ip < m->end &&
-			    !(ip >= callsite_own_start && ip < callsite_own_end))
-				all_kept &= frame_walk_seed(ip, f[k].bytes);
-			else
-				all_kept = false;
-		}
-		if (complete && all_kept && seeded < SEEDED_MODULES_MAX &&
-		    !(m->start < callsite_own_end && callsite_own_start < m->end)) {
-			seeded_modules[seeded].start = m->start;
-			seeded_modules[seeded].end = m->end;
-			seeded++;
-		}
+		if (m)
+			seed_module(m, f + k, n, complete);
+		else
+			add_late_module(im->modules[module].key, f + k, n, complete);
 	}
-	atomic_store_explicit(&seeded_module_count, seeded, memory_order_release);
 	bool suffice = walks_suffice(im);
 	lone_unlock(&callsite_mutex, held);
 	return suffice;
