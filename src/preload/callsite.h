@@ -253,12 +253,12 @@ int callsite_frame_sizes(struct plan_frame_size **sizes, uint32_t *count, bool *
 
 /* Starts the stack walks from the frame sizes of a plan's image: those of its
  * modules that are loaded now (the same key, and no other loaded module with
- * it). Returns whether walks alone can name every site of the image: every
- * frame of their stacks but the last is in a loaded module, with a size, or
- * (the first) one that keeps a frame pointer (frame_walk). If not, replay opens the unwinder
- * (frame_walk_open_unwinder); if so, a stack that a walk cannot finish names
- * no site of the plan but by chance. Call after callsite_init, with the guard
- * set. */
+ * it); those of the others are kept and seeded when the module is loaded.
+ * Returns whether walks alone can name every site of the image: the plan
+ * gives the size of every frame of their stacks but the last, or marks it as
+ * varying (walked by its frame pointer, frame_walk). If not, replay opens the
+ * unwinder (frame_walk_open_unwinder); if so, a stack that a walk cannot
+ * finish goes to libc. Call after callsite_init, with the guard set. */
 bool callsite_seed_frame_sizes(const struct plan_image *image);
 
 /* Held while writing a plan so that the module list does not move. */

@@ -13,15 +13,16 @@
  * difference between the stack pointers of consecutive frames, accepted only if
  * the next return address is found where that size puts it. A size is trusted
  * once FRAME_WALK_CHECKS walks agreed on it; one walk that disagrees, or a frame
- * that is no plain call (a signal frame), marks the return address as varying,
- * and walks through it always go to the unwinder. The outermost frame (no caller)
- * is learned like a size.
+ * that is no plain call (a signal frame), marks the return address as varying:
+ * a recording's walks through it go to the unwinder, replay's go by its frame
+ * pointer (frame_walk). The outermost frame (no caller) is learned like a size.
  *
  * A plan carries the sizes its recording learned (struct plan_frame_size), and
  * replay starts from them, trusted (frame_walk_seed): it walks a stack it has
  * never unwound, and libgcc's unwinder, with the unwind tables it reads, is
  * left to the checks of walks that name no site (callsite.c) and to frames
- * the recording never saw.
+ * the recording never saw; a replay whose plan gives every size it needs does
+ * not even load it (frame_walk_open_unwinder).
  *
  * A wrong size can only give wrong frames, never a fault: every load is a word
  * between the walk's first stack pointer and base, each frame above the one
@@ -38,7 +39,7 @@
 /* Sizes as frame_walk_seed and frame_walk_each_known pass them, besides a
  * frame's bytes: */
 #define FRAME_WALK_OUTERMOST UINT32_MAX	   /* no caller */
-#define FRAME_WALK_VARIES    (UINT32_MAX - 1) /* not walked: always unwound */
+#define FRAME_WALK_VARIES    (UINT32_MAX - 1) /* walked by frame pointer, or unwound */
 
 /* frame_walk's fp when frames sized at run time are not to be walked. */
 #define FRAME_WALK_NO_FP UINTPTR_MAX
@@ -70,10 +71,9 @@ int frame_walk_open_unwinder(void);
  * frame saved (the word of its frame that points where the word above is a
  * return address the table knows). Both are guesses: a wrong one gives wrong
  * frames, within [sp, base), as a wrong size does. Without fp, such a frame is
- * not walked. Returns how many
- * (fewer than max only at the outermost frame), or FRAME_WALK_LEARNING (with
- * *unlearned set to the return address whose size is not known) or
- * FRAME_WALK_NEVER. Lock-free. */
+ * not walked. Returns how many (fewer than max only at the outermost frame),
+ * or FRAME_WALK_LEARNING (with *unlearned set to the return address whose
+ * size is not known) or FRAME_WALK_NEVER. Lock-free. */
 int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t fp, uintptr_t base, void **ips, uintptr_t *at,
 	       int max, uintptr_t *unlearned);
 
