@@ -32,7 +32,7 @@
 
 extern void *__libc_stack_end; /* glibc: the stack top at process start */
 
-__thread volatile int guard_depth __attribute__((tls_model("initial-exec")));
+__thread int guard_depth __attribute__((tls_model("initial-exec")));
 _Atomic int preload_mode = PRELOAD_OFF;
 struct preload_config preload_config;
 

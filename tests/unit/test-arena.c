@@ -29,7 +29,7 @@
 
 /* arena.c reads the reentrancy guard (guard.h), which the library defines in
  * init.c: here nothing is nested. */
-__thread volatile int guard_depth __attribute__((tls_model("initial-exec")));
+__thread int guard_depth __attribute__((tls_model("initial-exec")));
 
 static _Atomic int owner[GRANULES];
 static atomic_long errors, big_claims, small_claims;

@@ -18,7 +18,7 @@
 
 /* arena.c reads the reentrancy guard (guard.h), which the library defines in
  * init.c: here nothing is nested. */
-__thread volatile int guard_depth __attribute__((tls_model("initial-exec")));
+__thread int guard_depth __attribute__((tls_model("initial-exec")));
 
 #define SLOT_BYTES 48
 /* Two chunks, neither a multiple of 64 slots, the second well apart and in

@@ -23,7 +23,7 @@
 #define ROUNDS	    200000
 #define HELD	    32
 
-__thread volatile int guard_depth __attribute__((tls_model("initial-exec")));
+__thread int guard_depth __attribute__((tls_model("initial-exec")));
 
 static _Atomic int owner[GRANULES];
 static atomic_long errors, claims;
