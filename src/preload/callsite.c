@@ -765,7 +765,7 @@ static bool walks_suffice(const struct plan_image *im)
 			const struct plan_frame *f = &im->frames[site->first_frame + k];
 			uint64_t key = im->modules[f->module].key;
 			const struct module *m = loaded_module(key);
-			if (m ? !frame_walk_walkable(m->base + f->offset, true)
+			if (m ? !frame_walk_walkable(m->base + f->offset)
 			      : !late_size_known(key, f->offset))
 				return false;
 		}

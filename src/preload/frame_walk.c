@@ -217,13 +217,13 @@ __attribute__((no_sanitize("address"))) int frame_walk(uintptr_t ra, uintptr_t s
 	}
 }
 
-bool frame_walk_walkable(uintptr_t ip, bool frame_pointer_known)
+bool frame_walk_walkable(uintptr_t ip)
 {
 	const struct frame_table *t = atomic_load_explicit(&table, memory_order_acquire);
 	const struct frame_slot *s = t ? find(t, ip) : NULL;
-	uint32_t state = s ? atomic_load_explicit(&s->state, memory_order_relaxed) : 0;
 
-	return state == VARIES ? frame_pointer_known : state >= FRAME_WALK_CHECKS;
+	/* VARIES is above FRAME_WALK_CHECKS. */
+	return s && atomic_load_explicit(&s->state, memory_order_relaxed) >= FRAME_WALK_CHECKS;
 }
 
 void frame_walk_forget(void)

@@ -113,10 +113,10 @@ void frame_walk_reserve(uint32_t count);
  * ip is now known (false: no room). Call under the learner's lock. */
 bool frame_walk_seed(uintptr_t ip, uint32_t size);
 
-/* Whether a walk goes through the frame that returns to ip: its size is
- * trusted, or it varies and the walk knows its frame pointer (frame_walk).
+/* Whether a replay's walk goes through the frame that returns to ip: its size
+ * is trusted, or it varies (walked by its frame pointer, frame_walk).
  * Lock-free. */
-bool frame_walk_walkable(uintptr_t ip, bool frame_pointer_known);
+bool frame_walk_walkable(uintptr_t ip);
 
 /* Whether every size that walks learned is still known (or marked varying):
  * none was left out for want of room, and none forgotten. A recording that
