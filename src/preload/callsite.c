@@ -534,9 +534,16 @@ void callsite_after_dlclose(void)
 	/* An odd step: the salt comes back to a value only after 2^64 unloads. */
 	if (now != seen &&
 	    atomic_compare_exchange_strong_explicit(&unloads_seen, &seen, now, memory_order_relaxed,
-						    memory_order_relaxed))
+						    memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&callsite_salt, (uintptr_t)UINT64_C(0x9e3779b97f4a7c15),
 					  memory_order_release);
+		/* The frame sizes go with the caches (catch_up), the plan's too:
+		 * stacks are learned again by unwinding from now on. The caller is
+		 * the program's dlclose, which took the loader's lock itself: a
+		 * dlopen here adds no order of locks. */
+		if (callsite_depth)
+			frame_walk_open_unwinder();
+	}
 }
 
 uint32_t callsite_capture(void ***cookie)

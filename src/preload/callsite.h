@@ -68,7 +68,8 @@ static inline uintptr_t callsite_salted(uintptr_t address)
 }
 
 /* After a dlclose: if the loader did unload a module, every cache keyed by raw
- * addresses is stale from now on. Does not allocate. */
+ * addresses is stale from now on, and the unwinder is opened (if call sites
+ * are in use) to learn the frame sizes again. Call with the guard set. */
 void callsite_after_dlclose(void);
 
 /* The per-thread cache of call origins, filled by callsite_capture: a slot per

@@ -191,7 +191,10 @@ MEMPLAN_EXPORT int dlclose(void *handle)
 {
 	int r = real_libc()->dlclose(handle);
 
-	if (r == 0)
+	if (r == 0) {
+		guard_enter();
 		callsite_after_dlclose();
+		guard_leave();
+	}
 	return r;
 }
