@@ -252,6 +252,16 @@ static uintptr_t frame_pointer_of(uintptr_t shim_frame)
 	return interner.names_every_stack ? FRAME_WALK_NO_FP : *(const uintptr_t *)shim_frame;
 }
 
+/* frame_walk from the shim whose return address and frame these are: its
+ * caller's stack pointer is two words up. */
+static int walk_from(uintptr_t return_address, uintptr_t shim_frame, void **ips, uintptr_t *at,
+		     uintptr_t *unlearned)
+{
+	return frame_walk(return_address, shim_frame + 2 * sizeof(uintptr_t),
+			  frame_pointer_of(shim_frame), callsite_stack_top, ips, at,
+			  (int)callsite_depth, unlearned);
+}
+
 /* Frame sizes of modules loaded after start-up (callsite_seed_frame_sizes). */
 static _Atomic uint32_t late_pending;
 static bool seed_late_modules(void);
@@ -283,12 +293,9 @@ static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bo
 	*unchecked = false;
 	if (frame_walk_from_unwinder(origin.return_address))
 		return 0;
-	/* The origin's frame is the shim's: its caller's stack pointer is two words up. */
 	if (origin.return_address && origin.frame >= callsite_stack_low &&
 	    origin.frame < callsite_stack_top)
-		n = frame_walk(origin.return_address, origin.frame + 2 * sizeof(uintptr_t),
-			       frame_pointer_of(origin.frame), callsite_stack_top, ips, at,
-			       (int)callsite_depth, &unlearned);
+		n = walk_from(origin.return_address, origin.frame, ips, at, &unlearned);
 	/* Replay: a walk that finishes is checked by the caller if it names no
 	 * site; one that meets a frame with no size in a module the plan gave
 	 * every size of names none (seeded_modules). */
@@ -298,9 +305,7 @@ static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bo
 		     (!in_seeded_module(unlearned) &&
 		      atomic_load_explicit(&late_pending, memory_order_relaxed) &&
 		      seed_late_modules())))
-			n = frame_walk(origin.return_address, origin.frame + 2 * sizeof(uintptr_t),
-				       frame_pointer_of(origin.frame), callsite_stack_top, ips, at,
-				       (int)callsite_depth, &unlearned);
+			n = walk_from(origin.return_address, origin.frame, ips, at, &unlearned);
 		if (n >= 0) {
 			*unchecked = true;
 			return n;
@@ -412,8 +417,7 @@ uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cook
 	    (interner.names_every_stack && walks_since_check + 1 >= gap))
 		return CALLSITE_UNKNOWN;
 	uintptr_t unlearned;
-	int n = frame_walk(return_address, frame + 2 * sizeof(uintptr_t), frame_pointer_of(frame),
-			   callsite_stack_top, ips, at, (int)callsite_depth, &unlearned);
+	int n = walk_from(return_address, frame, ips, at, &unlearned);
 	if (n <= 0)
 		return CALLSITE_UNKNOWN;
 	walks_since_check++;
