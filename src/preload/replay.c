@@ -1310,10 +1310,9 @@ static __attribute__((noinline)) void *express_far(struct entry_window *w, uint3
 	return p && zero ? memset(p, 0, size) : p;
 }
 
-/* The steady state's common case: a site past its entries and its chunks'
- * gates, whose tightest pool that fits has a ready slot in the word at its
- * cursor. Any thread may serve it (no occurrence is taken). The block,
- * counted, or NULL with nothing done. */
+/* The steady state's common case: a site past its entries whose tightest pool
+ * that fits has a ready slot in the word at its cursor. The block, counted, or
+ * NULL with nothing done; the caller takes the occurrence if it is counted. */
 static inline __attribute__((always_inline)) void *
 express_ready(struct replay_counters *c, const struct entry_window *w, size_t size, size_t align)
 {
@@ -1350,9 +1349,18 @@ replay_express(size_t size, size_t align, bool zero, uintptr_t return_address, u
 		return express_walked(size, align, zero, return_address, frame);
 	}
 	struct entry_window *w = *cookie;
-	if (w && atomic_load_explicit(&w->next_occurrence, memory_order_relaxed) >= w->counted) {
-		void *q = express_ready(c, w, size, align);
-		if (q) {
+	if (w && (k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed)) >= w->entries) {
+		/* Past the entries. Up to the last chunk's gate the occurrence is
+		 * counted (by the thread whose site it is), and one at a gate
+		 * opens a chunk first (express_pool). */
+		const bool counting = k < w->counted;
+		void *q;
+		if ((!counting || (k < atomic_load_explicit(&w->gate_at, memory_order_relaxed) &&
+				   (w->owner == &owner_tag || lone_thread()))) &&
+		    (q = express_ready(c, w, size, align))) {
+			if (counting)
+				atomic_store_explicit(&w->next_occurrence, k + 1,
+						      memory_order_relaxed);
 			guard_leave();
 			return zero ? memset(q, 0, size) : q;
 		}
