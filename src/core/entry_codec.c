@@ -255,8 +255,7 @@ static bool tail_fits(const uint8_t *p, const uint8_t *tail, const uint8_t *end,
  * loop (a reserved flag, an offset past 2^64, a tail that does not fit) or, for
  * the tail, in a second pass only if some entry has one. It refuses exactly
  * what entry_codec_decode refuses (the fuzzer holds the two to it). */
-int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n,
-			      struct entry_codec_place *places)
+int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n, _Atomic uint64_t *places)
 {
 	const uint8_t *p = in + COLUMNS, *end = in + len, *tail;
 	uint64_t granule = 0, overflow = 0;
@@ -270,24 +269,20 @@ int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n,
 	/* Records from which eight bytes can be read at every column. */
 	const uint64_t room = (uint64_t)(end - p);
 	uint64_t wide = room >= l.stride + 8 ? (room - l.stride - 8) / l.stride + 1 : 0;
-	struct entry_codec_place *out = places, *const out_end = places + n;
-	struct entry_codec_place *const wide_end = places + (wide < n ? wide : n);
+	_Atomic uint64_t *out = places, *const out_end = places + n;
+	_Atomic uint64_t *const wide_end = places + (wide < n ? wide : n);
 	for (; out < wide_end; out++, p += l.stride) {
 		any |= *p;
 		granule += unzigzag(load8(p + at_offset) & mask_offset);
 		overflow |= granule > UINT64_MAX / PLAN_GRANULE_BYTES;
-		atomic_store_explicit(&out->offset_bytes, granule * PLAN_GRANULE_BYTES,
-				      memory_order_relaxed);
-		atomic_store_explicit(&out->size_bytes, load8(p + at_size) & mask_size,
+		atomic_store_explicit(out, entry_codec_place_granule(granule, load8(p + at_size) & mask_size),
 				      memory_order_relaxed);
 	}
 	for (; out < out_end; out++, p += l.stride) {
 		any |= *p;
 		granule += unzigzag(get_le(p + at_offset, l.width[3]));
 		overflow |= granule > UINT64_MAX / PLAN_GRANULE_BYTES;
-		atomic_store_explicit(&out->offset_bytes, granule * PLAN_GRANULE_BYTES,
-				      memory_order_relaxed);
-		atomic_store_explicit(&out->size_bytes, get_le(p + at_size, l.width[2]),
+		atomic_store_explicit(out, entry_codec_place_granule(granule, get_le(p + at_size, l.width[2])),
 				      memory_order_relaxed);
 	}
 	if (overflow || any & ~(FLAG_INFINITE | FLAG_IN_PLACE | FLAG_ALIGN))

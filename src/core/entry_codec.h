@@ -48,13 +48,37 @@ int64_t entry_codec_encode(const struct plan_entry *entries, uint32_t n, uint8_t
 int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
 		       uint64_t first_occurrence, struct plan_entry *out);
 
-/* What replay needs of an entry. Atomics, stored relaxed, so that the readers
- * of a sequence lock may load them while a decode rewrites them. */
-struct entry_codec_place {
-	_Atomic uint64_t offset_bytes, size_bytes;
-};
+/* What replay needs of an entry, in 8 bytes, its *place*: its offset in 16-byte
+ * granules in the low 32 bits, its size in granules, rounded up, in the high
+ * 32 (the arena claims whole granules anyway). An entry that does not fit so
+ * (an offset or a size of 64 GiB or more) has place 0: no bytes, which no
+ * request fits. */
+static inline uint64_t entry_codec_place_granule(uint64_t granule, uint64_t size_bytes)
+{
+	const uint64_t granules = size_bytes / PLAN_GRANULE_BYTES + !!(size_bytes % PLAN_GRANULE_BYTES);
 
-/* Decodes the same, with the same checks, but only each entry's offset_bytes and
- * size_bytes, into places[0..n). On failure, places may be partly written. */
-int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n,
-			      struct entry_codec_place *places);
+	return (granule | granules) >> 32 ? 0 : granule | granules << 32;
+}
+
+static inline uint64_t entry_codec_place(uint64_t offset_bytes, uint64_t size_bytes)
+{
+	return offset_bytes % PLAN_GRANULE_BYTES
+		   ? 0
+		   : entry_codec_place_granule(offset_bytes / PLAN_GRANULE_BYTES, size_bytes);
+}
+
+static inline uint64_t entry_codec_place_offset(uint64_t place)
+{
+	return (uint64_t)(uint32_t)place * PLAN_GRANULE_BYTES;
+}
+
+static inline uint64_t entry_codec_place_size(uint64_t place)
+{
+	return (place >> 32) * PLAN_GRANULE_BYTES;
+}
+
+/* Decodes the same, with the same checks, but only each entry's place, into
+ * places[0..n): atomics, stored relaxed, so that the readers of a sequence lock
+ * may load them while a decode rewrites them. On failure, places may be partly
+ * written. */
+int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n, _Atomic uint64_t *places);

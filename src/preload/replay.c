@@ -438,8 +438,9 @@ int replay_start(void)
  * would pile up in the program's resident set. Each site instead reads its
  * entries with pread, a block of them (PLAN_BLOCK_ENTRIES, entry_codec.h) at a
  * time, in occurrence order, into a shared staging buffer, and decodes what
- * replay needs of them, 16 bytes each, straight into a window of its own
- * (allocated when the site is first used). This is where entries are checked:
+ * replay needs of them, 8 bytes each (entry_codec_place: the windows of a jq
+ * replay took 140 KiB at 16), into a window of its own (allocated when the
+ * site is first used). This is where entries are checked:
  * start-up validated everything but them (plan_file_validate_tables), and the
  * checksum already vouches for their bytes. A block that does not decode is
  * never served, nor is an entry outside the arena (arena_claim refuses it; the
@@ -456,9 +457,10 @@ int replay_start(void)
  * blocks for a site of at least WINDOW_WIDE_ENTRIES entries: each refill costs
  * two system calls (fstat, pread), which with what goes around them took 6.6%
  * of a small-object churn's replay at one block per refill, and 3.5% at four
- * (perf). Wide windows take 8 KiB each; a site of that many entries takes well
+ * (perf). Wide windows take 4 KiB each; a site of that many entries takes well
  * over 100 KiB of plan file. Other sites are many and most use few of their
- * entries at a time: windows of a whole block (2 KiB) took 265 KiB of a jq
+ * entries at a time: windows of a whole block (2 KiB, at 16 bytes an entry)
+ * took 265 KiB of a jq
  * replay's 4.3 MiB resident set. */
 #define WINDOW_ENTRIES	    32u
 #define WINDOW_WIDE_BLOCKS  4u
@@ -497,7 +499,7 @@ struct entry_window {
 	struct entry_place *_Atomic tail;
 	_Atomic uint32_t tail_count; /* places in tail, once read */
 	_Atomic uint32_t tail_cursor;
-	struct entry_codec_place slots[];
+	_Atomic uint64_t slots[]; /* places (entry_codec_place) */
 };
 _Static_assert(sizeof(struct entry_window) == 104, "the comment above says 104");
 #define TAIL_UNREAD ((struct entry_place *)1)
@@ -580,7 +582,7 @@ static uint8_t *class_pools(const struct pool_state *pools, uint32_t n)
 #define STAGING_ENTRIES (WINDOW_WIDE_BLOCKS * PLAN_BLOCK_ENTRIES)
 static uint8_t staging_bytes[STAGING_ENTRIES * ENTRY_CODEC_MAX_BYTES];
 
-/* An entry's fields, as the window keeps them. */
+/* An entry's fields, as replay uses them. */
 struct entry_place {
 	uint64_t offset_bytes, size_bytes;
 };
@@ -688,9 +690,9 @@ static inline bool window_lookup(struct entry_window *w, uint64_t k, struct entr
 	const uint64_t count = atomic_load_explicit(&w->count, memory_order_relaxed);
 	if (k - first >= count) /* also when k < first */
 		return false;
-	struct entry_codec_place *slot = &w->slots[k - first];
-	out->offset_bytes = atomic_load_explicit(&slot->offset_bytes, memory_order_relaxed);
-	out->size_bytes = atomic_load_explicit(&slot->size_bytes, memory_order_relaxed);
+	const uint64_t place = atomic_load_explicit(&w->slots[k - first], memory_order_relaxed);
+	out->offset_bytes = entry_codec_place_offset(place);
+	out->size_bytes = entry_codec_place_size(place);
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&w->seq, memory_order_relaxed) == seq;
 }
@@ -730,7 +732,7 @@ static int plan_descriptor(void)
  * descriptor was closed and the file is gone or was replaced: plan_descriptor). */
 static bool window_refill(struct entry_window *w, uint64_t k)
 {
-	static struct entry_codec_place block_places[PLAN_BLOCK_ENTRIES]; /* windows_lock */
+	static _Atomic uint64_t block_places[PLAN_BLOCK_ENTRIES]; /* windows_lock */
 	const uint32_t site = w->site;
 	const uint64_t entries = site_plans[site].entries;
 	const uint64_t seq = atomic_load_explicit(&w->seq, memory_order_relaxed);
@@ -769,16 +771,11 @@ static bool window_refill(struct entry_window *w, uint64_t k)
 	}
 	if (part) {
 		n = n - skip < w->capacity ? n - skip : w->capacity;
-		for (uint64_t i = 0; ok && i < n; i++) {
-			atomic_store_explicit(&w->slots[i].offset_bytes,
-					      atomic_load_explicit(&block_places[skip + i].offset_bytes,
-								   memory_order_relaxed),
-					      memory_order_relaxed);
-			atomic_store_explicit(&w->slots[i].size_bytes,
-					      atomic_load_explicit(&block_places[skip + i].size_bytes,
-								   memory_order_relaxed),
-					      memory_order_relaxed);
-		}
+		for (uint64_t i = 0; ok && i < n; i++)
+			atomic_store_explicit(
+			    &w->slots[i],
+			    atomic_load_explicit(&block_places[skip + i], memory_order_relaxed),
+			    memory_order_relaxed);
 	}
 	atomic_store_explicit(&w->first, (uint32_t)first, memory_order_relaxed);
 	atomic_store_explicit(&w->count, ok ? (uint32_t)n : 0, memory_order_relaxed);
@@ -1168,9 +1165,9 @@ static inline void prefetch_next_block(struct entry_window *w, uint64_t k)
 
 	if (i >= atomic_load_explicit(&w->count, memory_order_relaxed))
 		return; /* not in the window yet: the refill will read the plan anyway */
-	const uintptr_t block =
-	    arena_base + atomic_load_explicit(&w->slots[i].offset_bytes, memory_order_relaxed);
-	const uint64_t bytes = atomic_load_explicit(&w->slots[i].size_bytes, memory_order_relaxed);
+	const uint64_t place = atomic_load_explicit(&w->slots[i], memory_order_relaxed);
+	const uintptr_t block = arena_base + entry_codec_place_offset(place);
+	const uint64_t bytes = entry_codec_place_size(place);
 
 	/* One jump to the block's last line, then straight down: a loop over the
 	 * lines took twice the instructions (callgrind). Size 0 fetches the most. */

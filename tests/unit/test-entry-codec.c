@@ -63,10 +63,26 @@ static void extreme(struct plan_entry *e, uint32_t site, uint64_t first, uint64_
 	}
 }
 
+/* A place keeps the offset, and the size rounded up to whole granules; or is
+ * 0 if either needs more than 32 bits of granules. */
+static void check_place(uint64_t place, uint64_t offset_bytes, uint64_t size_bytes)
+{
+	const uint64_t limit = (UINT64_C(1) << 32) * PLAN_GRANULE_BYTES;
+
+	if (offset_bytes >= limit || size_bytes > limit - PLAN_GRANULE_BYTES) {
+		CHECK_EQ_U64(place, 0);
+		return;
+	}
+	CHECK_EQ_U64(entry_codec_place_offset(place), offset_bytes);
+	CHECK(entry_codec_place_size(place) >= size_bytes);
+	CHECK(entry_codec_place_size(place) < size_bytes + PLAN_GRANULE_BYTES);
+	CHECK_EQ_U64(entry_codec_place_size(place) % PLAN_GRANULE_BYTES, 0);
+}
+
 int main(void)
 {
 	static struct plan_entry in[N], out[N];
-	static struct entry_codec_place places[N];
+	static _Atomic uint64_t places[N];
 	static uint8_t buf[N * ENTRY_CODEC_MAX_BYTES + 1];
 	uint64_t seed = 11, recording_bytes = 0;
 
@@ -79,11 +95,12 @@ int main(void)
 		CHECK(entry_codec_decode(buf, (size_t)len, N, 3, first, out) == 0);
 		for (uint32_t k = 0; k < N; k++)
 			check_same(&in[k], &out[k]);
-		/* Replay's decoder gives the same offsets and sizes. */
+		/* Replay's decoder gives the same places. */
 		CHECK(entry_codec_decode_places(buf, (size_t)len, N, places) == 0);
 		for (uint32_t k = 0; k < N; k++) {
-			CHECK_EQ_U64(atomic_load(&places[k].offset_bytes), in[k].offset_bytes);
-			CHECK_EQ_U64(atomic_load(&places[k].size_bytes), in[k].size_bytes);
+			const uint64_t place = atomic_load(&places[k]);
+			CHECK_EQ_U64(place, entry_codec_place(in[k].offset_bytes, in[k].size_bytes));
+			check_place(place, in[k].offset_bytes, in[k].size_bytes);
 		}
 		if (typical)
 			recording_bytes += (uint64_t)len;
@@ -113,6 +130,18 @@ int main(void)
 				CHECK(room[i] == 0xa5);
 		}
 	}
+	/* Places at their limits: 2^32 granules of offset or of size do not fit. */
+	const uint64_t g32 = (UINT64_C(1) << 32) * PLAN_GRANULE_BYTES;
+	static const uint64_t edges[][2] = {
+	    {0, 1}, {32, 17}, {48, 48}, {0, 0}, {g32 - 16, 16}, {g32, 16}, {16, g32 - 16},
+	    {16, g32 - 15}, {16, g32}, {UINT64_MAX - 15, 1}, {16, UINT64_MAX},
+	};
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+		check_place(entry_codec_place(edges[i][0], edges[i][1]), edges[i][0], edges[i][1]);
+	CHECK_EQ_U64(entry_codec_place(8, 16), 0); /* off the granule */
+	CHECK_EQ_U64(entry_codec_place(g32, 16), 0);
+	CHECK_EQ_U64(entry_codec_place(16, g32 - 15), 0);
+
 	/* A recording's entries take well under a quarter of their 56 in-memory bytes. */
 	CHECK(recording_bytes / (1000 * N) <= 12);
 
@@ -156,8 +185,8 @@ int main(void)
 		int full = entry_codec_decode(buf, (size_t)len, n, 0, 0, out);
 		CHECK(entry_codec_decode_places(buf, (size_t)len, n, places) == full);
 		for (uint32_t k = 0; full == 0 && k < n; k++) {
-			CHECK_EQ_U64(atomic_load(&places[k].offset_bytes), out[k].offset_bytes);
-			CHECK_EQ_U64(atomic_load(&places[k].size_bytes), out[k].size_bytes);
+			CHECK_EQ_U64(atomic_load(&places[k]),
+				     entry_codec_place(out[k].offset_bytes, out[k].size_bytes));
 		}
 	}
 	return 0;
