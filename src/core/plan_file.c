@@ -18,9 +18,8 @@
 #include "atomic_file.h"
 #include "entry_codec.h"
 #include "file_io.h"
+#include "hash64.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #define CHECKSUM_START offsetof(struct plan_file_header, record_id)
 
@@ -587,7 +586,7 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 {
 	const struct plan_file_header *h = buf;
 	struct entry_cursor cursor = {0};
-	XXH3_state_t state;
+	struct hash64_stream state;
 	size_t done_end = 0;
 	int r;
 
@@ -601,10 +600,10 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 		return r;
 	if (r == 0 && entries)
 		cursor_start(buf, &cursor, 0);
-	XXH3_64bits_reset(&state);
+	hash64_begin(&state);
 	for (size_t at = CHECKSUM_START; at < len;) {
 		size_t n = len - at < STREAM_CHUNK_BYTES ? len - at : STREAM_CHUNK_BYTES;
-		XXH3_64bits_update(&state, (const char *)buf + at, n);
+		hash64_add(&state, (const char *)buf + at, n);
 		at += n;
 		if (r == 0)
 			r = entries_advance(buf, at, &cursor, why, why_len, stream);
@@ -624,7 +623,7 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 			done_end = safe_end;
 		}
 	}
-	if (XXH3_64bits_digest(&state) != h->checksum)
+	if (hash64_end(&state) != h->checksum)
 		return fail(why, why_len, -EINVAL, "checksum mismatch (corrupt file)");
 	return r;
 }
@@ -819,12 +818,12 @@ static int layout_build(struct layout *l, const struct plan_image *images, uint3
 
 	/* The checksum covers everything after its own field, streamed over the pieces
 	 * (the header is the first piece). */
-	XXH3_state_t state;
-	XXH3_64bits_reset(&state);
-	XXH3_64bits_update(&state, (const char *)h + CHECKSUM_START, sizeof(*h) - CHECKSUM_START);
+	struct hash64_stream state;
+	hash64_begin(&state);
+	hash64_add(&state, (const char *)h + CHECKSUM_START, sizeof(*h) - CHECKSUM_START);
 	for (int k = 1; k < l->piece_count; k++)
-		XXH3_64bits_update(&state, l->pieces[k].iov_base, l->pieces[k].iov_len);
-	h->checksum = XXH3_64bits_digest(&state);
+		hash64_add(&state, l->pieces[k].iov_base, l->pieces[k].iov_len);
+	h->checksum = hash64_end(&state);
 	return 0;
 }
 
@@ -954,20 +953,20 @@ static int hash_file(int fd, uint64_t len, uint64_t *hash)
 {
 	enum { CHUNK = 64 * 1024 };
 	char *chunk = malloc(CHUNK);
-	XXH3_state_t state;
+	struct hash64_stream state;
 	int r = 0;
 
 	if (!chunk)
 		return -ENOMEM;
-	XXH3_64bits_reset(&state);
+	hash64_begin(&state);
 	for (uint64_t at = CHECKSUM_START; r == 0 && at < len;) {
 		uint64_t n = len - at < CHUNK ? len - at : CHUNK;
 		r = pread_all(fd, chunk, n, at);
-		XXH3_64bits_update(&state, chunk, (size_t)n);
+		hash64_add(&state, chunk, (size_t)n);
 		at += n;
 	}
 	free(chunk);
-	*hash = XXH3_64bits_digest(&state);
+	*hash = hash64_end(&state);
 	return r;
 }
 

@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #include "addr_map.h"
 #include "frame_walk.h"
+#include "hash64.h"
 #include "lone_atomic.h"
 #include "modules.h"
 #include "thread_lineage.h"
@@ -188,7 +187,7 @@ static uint32_t resolve_site(void *const *ips, int raw_count)
 	}
 	/* The thread's name is part of the site: each thread keeps its own occurrences. */
 	uint64_t key =
-	    XXH3_64bits_withSeed(key_parts, (size_t)count * 2 * sizeof(uint64_t), thread_lineage);
+	    hash64(key_parts, (size_t)count * 2 * sizeof(uint64_t), thread_lineage);
 	return interner.intern(interner.ctx, key, frames, (uint32_t)count);
 }
 
@@ -327,7 +326,7 @@ static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bo
 /* The hash of a raw stack, by which the caches know it. */
 static uint64_t raw_key(void *const *ips, int count)
 {
-	return XXH3_64bits_withSeed(ips, (size_t)count * sizeof(void *), thread_lineage) | 1;
+	return hash64(ips, (size_t)count * sizeof(void *), thread_lineage) | 1;
 }
 
 /* Whether the origin may be cached: on this thread's stack, from the program's

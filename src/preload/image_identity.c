@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "hash64.h"
+
 
 /* The key hashes argv[0] by its file name only: `sqlite3`, `/usr/bin/sqlite3` and
  * `./sqlite3` run the same executable (exe_key says which), while a multi-call
@@ -18,7 +18,7 @@
 
 int image_identity_read(struct image_identity *id, uint64_t exe_key)
 {
-	XXH3_state_t state;
+	struct hash64_stream state;
 	char chunk[4096], name[NAME_MAX_BYTES];
 	size_t name_bytes = 0;
 	bool in_arg0 = true;
@@ -35,7 +35,7 @@ int image_identity_read(struct image_identity *id, uint64_t exe_key)
 	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	XXH3_64bits_reset(&state);
+	hash64_begin(&state);
 	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
@@ -51,11 +51,11 @@ int image_identity_read(struct image_identity *id, uint64_t exe_key)
 				name[name_bytes++] = chunk[from];
 		}
 		if (in_arg0 && from < (size_t)n) { /* argv[0]'s NUL: the rest as it is */
-			XXH3_64bits_update(&state, name, name_bytes);
+			hash64_add(&state, name, name_bytes);
 			in_arg0 = false;
 		}
 		if (!in_arg0)
-			XXH3_64bits_update(&state, chunk + from, (size_t)n - from);
+			hash64_add(&state, chunk + from, (size_t)n - from);
 		if (id->args_bytes < sizeof(id->args)) {
 			size_t room = sizeof(id->args) - id->args_bytes;
 			size_t take = (size_t)n < room ? (size_t)n : room;
@@ -65,14 +65,14 @@ int image_identity_read(struct image_identity *id, uint64_t exe_key)
 	}
 	close(fd);
 	if (in_arg0) /* argv[0] alone, without its NUL */
-		XXH3_64bits_update(&state, name, name_bytes);
-	id->args_key = XXH3_64bits_digest(&state);
+		hash64_add(&state, name, name_bytes);
+	id->args_key = hash64_end(&state);
 	return 0;
 }
 
 void image_identity_fork(struct image_identity *id, uint64_t ordinal)
 {
-	id->args_key = XXH3_64bits_withSeed(&ordinal, sizeof(ordinal), id->args_key);
+	id->args_key = hash64(&ordinal, sizeof(ordinal), id->args_key);
 	id->fork_ordinal = ordinal;
 }
 

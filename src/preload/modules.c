@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "hash64.h"
+
 
 struct scan {
 	struct module *modules;
@@ -108,7 +108,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *ctx)
 	 * spares the compiler the hash's paths for longer inputs. */
 	size_t id_bytes = m.build_id_bytes < sizeof(m.build_id) ? m.build_id_bytes
 								: sizeof(m.build_id);
-	m.key = id_bytes ? XXH3_64bits(m.build_id, id_bytes) : XXH3_64bits(m.path, strlen(m.path));
+	m.key = id_bytes ? hash64(m.build_id, id_bytes, 0) : hash64(m.path, strlen(m.path), 0);
 	scan->modules[scan->count++] = m;
 	return 0;
 }
