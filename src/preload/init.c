@@ -26,6 +26,7 @@
 #include "plan_store.h"
 #include "real_libc.h"
 #include "record.h"
+#include "record_module.h"
 #include "replay.h"
 #include "signal_hook.h"
 #include "strict.h"
@@ -364,6 +365,11 @@ static int start_mode(enum preload_mode mode)
 			close(fd);
 		}
 	}
+	/* Replay loads the record module too, and runs none of its code (it has
+	 * no initialisers): the loader sizes some of its own allocations by the
+	 * objects loaded, and a later dlopen's are the program's to replay. */
+	const char *why = NULL;
+	const struct record_module *module = record_module_open(&why);
 	if (mode == PRELOAD_RECORD) {
 		read_record_id();
 		r = file_check_regular_or_absent(preload_config.plan_path);
@@ -379,7 +385,7 @@ static int start_mode(enum preload_mode mode)
 				  NULL);
 			return r;
 		}
-		return record_start();
+		return record_start(module, why);
 	}
 	return replay_start();
 }

@@ -20,9 +20,8 @@
 #include "json_line.h"
 #include "log.h"
 #include "lone_atomic.h"
-#include "plan_store.h"
 #include "real_libc.h"
-#include "recording.h"
+#include "record_module.h"
 #include "thread_lineage.h"
 #include "uthash_libc.h"
 
@@ -37,6 +36,7 @@ struct site_index {
  * leaves it alone while the guard is set (init.c). */
 static pthread_mutex_t record_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct recording recording;
+static const struct record_module *module; /* record_start's */
 /* Allocation calls: those recorded are counted under the lock, which they take
  * anyway; only the others pay for an atomic add. */
 static uint64_t alloc_calls_locked;
@@ -111,23 +111,23 @@ static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *si
 	return site_count++;
 }
 
-int record_start(void)
+int record_start(const struct record_module *recording_module, const char *why)
 {
 	static const struct callsite_interner interner = {intern_site, NULL, true, true};
 	int r;
 
-	r = callsite_init(preload_config.depth, &interner);
+	module = recording_module;
+	r = module ? callsite_init(preload_config.depth, &interner) : -ENOENT;
+	if (r == -ENOENT && module)
+		why = "libgcc_s.so.1, whose unwinder finds call sites, cannot be loaded";
 	if (r == 0)
-		r = recording_init(&recording);
+		r = module->init(&recording);
 	if (r == 0)
 		r = addr_map_init(&lane_of_lineage, 64);
 	if (r == 0)
 		r = addr_map_init(&created_at, 64);
 	if (r < 0) {
-		log_error("cannot start recording: ",
-			  r == -ENOENT ? "libgcc_s.so.1, whose unwinder finds call sites, cannot be loaded"
-				       : "out of memory",
-			  NULL);
+		log_error("cannot start recording: ", r == -ENOMEM ? "out of memory" : why, NULL);
 		return r;
 	}
 	recording_on = true;
@@ -156,7 +156,7 @@ static uint32_t thread_lane(void)
 	/* Not created while recording (the main thread): alive from the start. */
 	if (!addr_map_get(&created_at, key, &since))
 		since = 0;
-	recording_thread_begins(&recording, (uint32_t)lane, since);
+	module->thread_begins(&recording, (uint32_t)lane, since);
 	return (uint32_t)lane;
 }
 
@@ -174,7 +174,7 @@ void record_thread_ended(void)
 		return; /* it never allocated: it has no lane */
 	bool held = lone_lock(&record_mutex);
 	if (recording_on)
-		recording_thread_ends(&recording, lane_plus_one - 1);
+		module->thread_ends(&recording, lane_plus_one - 1);
 	lone_unlock(&record_mutex, held);
 }
 
@@ -183,7 +183,7 @@ void record_thread_ended(void)
 static bool know_site(uint32_t site)
 {
 	while (recording.site_count <= site)
-		if (recording_add_site(&recording) < 0)
+		if (module->add_site(&recording) < 0)
 			return false;
 	return true;
 }
@@ -205,7 +205,7 @@ static bool know_own_site(uint32_t site)
 		limit_reached = true;
 		return false;
 	}
-	return know_site(site) && recording_site_lane(&recording, site, thread_lane()) == 0;
+	return know_site(site) && module->site_lane(&recording, site, thread_lane()) == 0;
 }
 
 void record_alloc(void *p, size_t size, size_t align)
@@ -220,7 +220,7 @@ void record_alloc(void *p, size_t size, size_t align)
 	bool held = lone_lock(&record_mutex);
 	alloc_calls_locked++;
 	if (recording_on && know_own_site(site))
-		recording_alloc(&recording, (uintptr_t)p, site, size, align);
+		module->alloc(&recording, (uintptr_t)p, site, size, align);
 	lone_unlock(&record_mutex, held);
 }
 
@@ -230,7 +230,7 @@ void record_free(void *p)
 		return;
 	bool held = lone_lock(&record_mutex);
 	if (recording_on)
-		recording_free(&recording, (uintptr_t)p);
+		module->free(&recording, (uintptr_t)p);
 	lone_unlock(&record_mutex, held);
 }
 
@@ -242,7 +242,7 @@ uint64_t record_realloc_begin(void *old)
 		return token;
 	bool held = lone_lock(&record_mutex);
 	if (recording_on)
-		token = recording_realloc_begin(&recording, (uintptr_t)old);
+		token = module->realloc_begin(&recording, (uintptr_t)old);
 	lone_unlock(&record_mutex, held);
 	return token;
 }
@@ -262,7 +262,7 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 	if (recording_on && site != RECORDING_NO_SITE && !know_own_site(site))
 		site = RECORDING_NO_SITE; /* the old block still ends */
 	if (recording_on)
-		recording_realloc_done(&recording, token, (uintptr_t)old, (uintptr_t)new_p, size,
+		module->realloc_done(&recording, token, (uintptr_t)old, (uintptr_t)new_p, size,
 				       site);
 	lone_unlock(&record_mutex, held);
 }
@@ -370,9 +370,9 @@ int record_finish(bool from_signal)
 	if (r == 0 && site_count && !know_site(site_count - 1))
 		r = -ENOMEM;
 	if (r == 0)
-		r = recording_build(&recording, &image, &opt, &built);
+		r = module->build(&recording, &image, &opt, &built);
 	if (r == 0)
-		r = plan_store_merge(preload_config.plan_path, preload_config.record_id, &image,
+		r = module->store_merge(preload_config.plan_path, preload_config.record_id, &image,
 				     preload_config.lock_wait_ms);
 	callsite_unlock();
 	pthread_mutex_unlock(&record_mutex);
@@ -391,7 +391,7 @@ int record_finish(bool from_signal)
 
 	__libc_free(strings);
 	free(frame_sizes);
-	recording_built_free(&built);
+	module->built_free(&built);
 	return r;
 }
 
@@ -414,7 +414,7 @@ bool record_after_fork_child(void)
 	callsite_after_fork_child();
 	if (!recording_on)
 		return false;
-	recording_fini(&recording);
+	module->fini(&recording);
 	addr_map_fini(&lane_of_lineage);
 	addr_map_fini(&created_at);
 	lane_plus_one = 0;
@@ -422,7 +422,7 @@ bool record_after_fork_child(void)
 	alloc_calls_locked = 0;
 	atomic_store(&alloc_calls, 0);
 	limit_reached = false;
-	if (recording_init(&recording) < 0 || addr_map_init(&lane_of_lineage, 64) < 0 ||
+	if (module->init(&recording) < 0 || addr_map_init(&lane_of_lineage, 64) < 0 ||
 	    addr_map_init(&created_at, 64) < 0) {
 		recording_on = false;
 		return false;

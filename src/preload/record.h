@@ -10,8 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Prepares recording. Returns 0 or a negative errno (already reported). */
-int record_start(void);
+struct record_module;
+
+/* Prepares recording, through module (NULL if it could not be opened, why
+ * saying why: record_module_open). Returns 0 or a negative errno (already
+ * reported). */
+int record_start(const struct record_module *module, const char *why);
 
 /* A block p of size bytes and alignment align was just returned by libc. */
 void record_alloc(void *p, size_t size, size_t align);

@@ -55,6 +55,32 @@ head -c 4096 /dev/urandom >"$WORK/foreign.plan"
 cp "$WORK/good.plan" "$WORK/future.plan"
 printf '\x07' | dd of="$WORK/future.plan" bs=1 seek=8 conv=notrunc status=none
 
+# Recording needs libmemplan-record.so beside libmemplan.so; replay loads it
+# too (so that the loader's tables are the same in both), but runs none of its
+# code, and can do without it. A libmemplan.so copied alone records nothing,
+# says why in one line, and still replays.
+mkdir "$WORK/lone"
+cp "$LIB" "$WORK/lone/libmemplan.so"
+LIB="$WORK/lone/libmemplan.so" raw lone-record "cannot start recording: .*libmemplan-record.so" \
+  MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/lone.plan"
+[ ! -e "$WORK/lone.plan" ] || fail "lone-record: a plan was written"
+MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/good.plan" MEMPLAN_STATS="$WORK/lone.stats" \
+  LD_PRELOAD="$WORK/lone/libmemplan.so" sort -n "$WORK/in.txt" >"$WORK/lone.out" ||
+  fail "lone-replay: sort failed"
+cmp -s "$WORK/expected.out" "$WORK/lone.out" || fail "lone-replay: output changed"
+grep -Eq '"hits":[1-9]' "$WORK/lone.stats" || fail "lone-replay: nothing served: $(cat "$WORK/lone.stats")"
+module_code_kib() { # MODE: KiB of the record module's code resident in cat
+  MEMPLAN_MODE=$1 MEMPLAN_PLAN="$WORK/$1-maps.plan" LD_PRELOAD="$LIB" cat /proc/self/smaps |
+    awk '/^[0-9a-f]+-[0-9a-f]+ / { code = $2 ~ /x/ && $NF ~ /libmemplan-record\.so$/; seen += code }
+         code && /^Rss:/ { kib += $2 } END { print seen ? kib : "unmapped" }'
+}
+cp "$WORK/good.plan" "$WORK/replay-maps.plan"
+code=$(module_code_kib replay)
+[ "$code" = 0 ] || fail "replay has $code KiB of the record module's code resident (expected 0)"
+code=$(module_code_kib record)
+[ "$code" != unmapped ] && [ "$code" -gt 0 ] || fail "record ran no code of the record module: $code"
+echo "lone: replay served without the record module; with it, none of its code is resident"
+
 raw truncated "truncated.plan: truncated" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/truncated.plan"
 raw flipped "flipped.plan: checksum mismatch" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/flipped.plan"
 raw foreign "foreign.plan: not a memplan plan" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/foreign.plan"

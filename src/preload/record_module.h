@@ -1,0 +1,53 @@
+/* Recording and planning, in a module of their own.
+ *
+ * What records (recording.h) and plans at exit (the planners, the plan writer)
+ * is half of memplan's code, and a replay runs none of it. Linked into
+ * libmemplan.so it was resident in every replay all the same: the kernel maps
+ * a library's code in 64 KiB windows around each page a process runs. So it
+ * lives in libmemplan-record.so, beside libmemplan.so, which opens it at
+ * start-up (never from an allocation: dlopen takes the loader's lock, see
+ * frame_walk.h) and calls it through this table only to record. Replay opens
+ * it too, so that the loader's tables, by which it sizes some of a later
+ * dlopen's allocations, are the same as when recording (without it, a
+ * plugin host's replay met one allocation of a size its recording never
+ * made); the module has no initialisers, so none of its code is run, nor
+ * mapped. libmemplan.so's code resident in a jq replay: 204 KiB before, 128
+ * after.
+ *
+ * The module is built from the pure core only: it holds no state of its own,
+ * so the struct recording it works on stays libmemplan.so's. */
+#pragma once
+
+#include <stdint.h>
+
+#include "planner.h"
+#include "recording.h"
+
+#define RECORD_MODULE_FILE   "libmemplan-record.so"
+#define RECORD_MODULE_SYMBOL "memplan_record_module"
+
+/* The functions of recording.h and plan_store.h that record.c uses. */
+struct record_module {
+	int (*init)(struct recording *rec);
+	void (*fini)(struct recording *rec);
+	int (*add_site)(struct recording *rec);
+	int (*site_lane)(struct recording *rec, uint32_t site, uint32_t lane);
+	void (*thread_begins)(struct recording *rec, uint32_t lane, uint64_t since);
+	void (*thread_ends)(struct recording *rec, uint32_t lane);
+	int (*alloc)(struct recording *rec, uint64_t address, uint32_t site, uint64_t size,
+		     uint64_t align);
+	void (*free)(struct recording *rec, uint64_t address);
+	uint64_t (*realloc_begin)(struct recording *rec, uint64_t old);
+	void (*realloc_done)(struct recording *rec, uint64_t token, uint64_t old,
+			     uint64_t address, uint64_t size, uint32_t site);
+	int (*build)(struct recording *rec, struct plan_image *image,
+		     const struct planner_options *opt, struct recording_built *built);
+	void (*built_free)(struct recording_built *built);
+	int (*store_merge)(const char *path, uint64_t record_id, const struct plan_image *image,
+			   unsigned lock_wait_ms);
+};
+
+/* Opens the module that lies beside the libmemplan.so this is linked into.
+ * Returns its table, or NULL with why (a static string, or dlerror's) set.
+ * Call with the guard set, at start-up. */
+const struct record_module *record_module_open(const char **why);
