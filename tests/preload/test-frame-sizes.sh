@@ -8,7 +8,9 @@
 # another input, whose new stacks meet frames the recording never saw (which
 # replay takes as naming no site, unwinding nothing), is served as much as
 # without the frame sizes. And a replay whose walks can name every site of its
-# plan does not load libgcc's unwinder at all.
+# plan does not load libgcc's unwinder at all, until a dlclose unloads a
+# module (which makes it forget every size): then it does, and goes on
+# serving.
 . "$(dirname "$0")/lib.sh"
 need sqlite3 perl python3 jq
 
@@ -135,3 +137,21 @@ same_as_plain sort-locale replay
 [ "$(stat_sum sort-locale hits)" -eq "$(stat_sum sort-locale allocs)" ] && [ "$(stat_sum sort-locale unwinds)" -eq 0 ] ||
   fail "sort-locale: $(stat_sum sort-locale hits) of $(stat_sum sort-locale allocs) served, $(stat_sum sort-locale unwinds) unwinds"
 unset LC_ALL
+
+# A replay that starts without the unwinder opens it when a dlclose unloads a
+# module, which makes it forget every frame size: the allocations after the
+# unload are served too (with walks alone, none of them were). Recorded
+# without the unload, so that the plan keeps every size (a recording forgets
+# them too), and replayed with it (the nearest arguments).
+P=("$PROGRAMS/unload_between" "$PROGRAMS/plugin.so" 3000)
+run_record unload "${P[@]}"
+run_plain unload "${P[@]}" unload
+run_replay unload "${P[@]}" unload
+same_as_plain unload replay
+no_memplan_messages unload replay
+grep -q '^libgcc_s before the unload: no$' "$WORK/unload.replay.err" ||
+  fail "unload: the replay loaded the unwinder before the unload: $(cat "$WORK/unload.replay.err")"
+grep -q '^libgcc_s after the unload: yes$' "$WORK/unload.replay.err" ||
+  fail "unload: the replay did not load the unwinder at the unload"
+hit_ratio_at_least unload 99
+echo "unload: $(stat_sum unload hits) of $(stat_sum unload allocs) served ($(stat_sum unload misses.unknown_site) of unknown site), the unwinder opened at the unload"
