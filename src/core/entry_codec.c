@@ -275,15 +275,17 @@ int entry_codec_decode_places(const uint8_t *in, size_t len, uint32_t n, _Atomic
 		any |= *p;
 		granule += unzigzag(load8(p + at_offset) & mask_offset);
 		overflow |= granule > UINT64_MAX / PLAN_GRANULE_BYTES;
-		atomic_store_explicit(out, entry_codec_place_granule(granule, load8(p + at_size) & mask_size),
-				      memory_order_relaxed);
+		atomic_store_explicit(
+		    out, entry_codec_place_granule(granule, load8(p + at_size) & mask_size),
+		    memory_order_relaxed);
 	}
 	for (; out < out_end; out++, p += l.stride) {
 		any |= *p;
 		granule += unzigzag(get_le(p + at_offset, l.width[3]));
 		overflow |= granule > UINT64_MAX / PLAN_GRANULE_BYTES;
-		atomic_store_explicit(out, entry_codec_place_granule(granule, get_le(p + at_size, l.width[2])),
-				      memory_order_relaxed);
+		atomic_store_explicit(
+		    out, entry_codec_place_granule(granule, get_le(p + at_size, l.width[2])),
+		    memory_order_relaxed);
 	}
 	if (overflow || any & ~(FLAG_INFINITE | FLAG_IN_PLACE | FLAG_ALIGN))
 		return -EINVAL;

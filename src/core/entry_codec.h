@@ -55,7 +55,7 @@ int entry_codec_decode(const uint8_t *in, size_t len, uint32_t n, uint32_t site,
  * request fits. */
 static inline uint64_t entry_codec_place_granule(uint64_t granule, uint64_t size_bytes)
 {
-	const uint64_t granules = size_bytes / PLAN_GRANULE_BYTES + !!(size_bytes % PLAN_GRANULE_BYTES);
+	const uint64_t granules = plan_granules_of(size_bytes);
 
 	return (granule | granules) >> 32 ? 0 : granule | granules << 32;
 }

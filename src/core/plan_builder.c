@@ -51,7 +51,7 @@ static int pack_blocks(struct block *blocks, uint64_t n, const struct planner_op
 /* size_bytes rounded up to whole replay granules. */
 static uint64_t granules_bytes(uint64_t size_bytes)
 {
-	return (size_bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES * PLAN_GRANULE_BYTES;
+	return plan_granules_of(size_bytes) * PLAN_GRANULE_BYTES;
 }
 
 /* The block an entry (or allocation) takes: rounded to the replay granule, since

@@ -20,7 +20,6 @@
 #include "file_io.h"
 #include "hash64.h"
 
-
 #define CHECKSUM_START offsetof(struct plan_file_header, record_id)
 
 static int fail(char *why, size_t why_len, int err, const char *fmt, ...)

@@ -35,6 +35,12 @@
 #define PLAN_T_INFINITY	  UINT64_MAX
 /* Offsets are multiples of this, and replay tracks occupancy at this granularity. */
 #define PLAN_GRANULE_BYTES 16
+
+/* The granules a block of size_bytes covers (no overflow, whatever the size). */
+static inline uint64_t plan_granules_of(uint64_t size_bytes)
+{
+	return size_bytes / PLAN_GRANULE_BYTES + (size_bytes % PLAN_GRANULE_BYTES != 0);
+}
 /* The most frames a call site has: replay unwinds to the plan's depth, into
  * buffers of this many frames. */
 #define PLAN_MAX_DEPTH 64

@@ -25,11 +25,6 @@
 /* Read at random; cache_aligned.h keeps the table on cache lines. */
 _Static_assert(sizeof(struct recording_live) == 40, "a live slot's layout");
 
-static uint64_t granules_of(uint64_t bytes)
-{
-	return (bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES;
-}
-
 /* Grows a table from old_bytes to new_bytes (both 0 or more), keeping its content. */
 static void *grow_table(void *table, uint64_t old_bytes, uint64_t new_bytes)
 {
@@ -555,7 +550,7 @@ static uint64_t new_folded(struct recording *rec, uint32_t s, uint64_t size, uin
 	site->count++;
 	rec->folded_count++;
 	rec->clock++;
-	note_granules(rec, site->lane, (int64_t)(granules_of(size) * PLAN_GRANULE_BYTES));
+	note_granules(rec, site->lane, (int64_t)(plan_granules_of(size) * PLAN_GRANULE_BYTES));
 	note_requested(rec, s, (int64_t)size, 1);
 	site->total_requested += size;
 	return folded_handle(s, pool, size);
@@ -573,7 +568,7 @@ static void end_block(struct recording *rec, uint64_t h)
 		if (pool != FOLDED_NO_POOL)
 			site->pools[pool].live--;
 		note_granules(rec, site->lane,
-			      -(int64_t)(granules_of(folded_size(h)) * PLAN_GRANULE_BYTES));
+			      -(int64_t)(plan_granules_of(folded_size(h)) * PLAN_GRANULE_BYTES));
 		note_requested(rec, s, -(int64_t)folded_size(h), -1);
 		return;
 	}
@@ -594,7 +589,7 @@ static void end_block(struct recording *rec, uint64_t h)
 	offset_allocator_give(offsets, range);
 	tally(site, b->size, -1);
 	note_granules(rec, (uint32_t)(h >> (32 + RANGE_BITS)),
-		      -(int64_t)(granules_of(b->size) * PLAN_GRANULE_BYTES));
+		      -(int64_t)(plan_granules_of(b->size) * PLAN_GRANULE_BYTES));
 	note_requested(rec, b->site, -(int64_t)b->requested, -1);
 	live_give(rec, i);
 }
@@ -636,7 +631,7 @@ static bool ended_room(struct recording_site *site)
  * RECORDING_NO_TOKEN. */
 static uint64_t new_block(struct recording *rec, uint32_t site, uint64_t size, uint64_t align)
 {
-	uint64_t granules = granules_of(size), offset;
+	uint64_t granules = plan_granules_of(size), offset;
 	uint32_t i, range, lane = rec->sites[site].lane;
 	struct recording_lane *l;
 
@@ -731,7 +726,7 @@ static bool fits_in_place(const struct recording *rec, uint64_t h, uint64_t size
 	if (is_folded(h))
 		return folded_pool(h) != FOLDED_NO_POOL && !(size >> 32) &&
 		       size <= rec->sites[folded_site(h)].pools[folded_pool(h)].slot_bytes;
-	return granules_of(size) <= granules_of(rec->live[(uint32_t)h].size);
+	return plan_granules_of(size) <= plan_granules_of(rec->live[(uint32_t)h].size);
 }
 
 /* The realloc stays in the block of handle *h, from site: an entry at the
@@ -752,7 +747,8 @@ static int continue_in_place(struct recording *rec, uint64_t *h, uint64_t size, 
 		rec->folded_count++;
 		rec->clock++;
 		note_granules(rec, rec->sites[s].lane,
-			      (int64_t)(granules_of(size) - granules_of(was)) * PLAN_GRANULE_BYTES);
+			      (int64_t)(plan_granules_of(size) - plan_granules_of(was)) *
+				  PLAN_GRANULE_BYTES);
 		note_requested(rec, s, (int64_t)size - (int64_t)was, 0);
 		*h = folded_handle(s, folded_pool(*h), size);
 		return 0;

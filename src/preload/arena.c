@@ -34,7 +34,7 @@ static uint64_t round_up(uint64_t n, uint64_t to)
 int arena_map(uint64_t bytes, bool prefault)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t count = (bytes + PLAN_GRANULE_BYTES - 1) / PLAN_GRANULE_BYTES;
+	uint64_t count = plan_granules_of(bytes);
 	uint64_t words = (count + ARENA_WORD_GRANULES - 1) / ARENA_WORD_GRANULES;
 	uint64_t coarse_bytes = round_up((words + 63) / 64 * 8, 64);
 	uint64_t meta_bytes = coarse_bytes + words * 8;

@@ -223,12 +223,6 @@ static inline __attribute__((always_inline)) bool arena_take_pair_lone(uint64_t 
 	return true;
 }
 
-/* The granules a block of size_bytes covers (no overflow, whatever the size). */
-static inline uint64_t arena_granules_of(uint64_t size_bytes)
-{
-	return size_bytes / PLAN_GRANULE_BYTES + (size_bytes % PLAN_GRANULE_BYTES != 0);
-}
-
 /* What arena_claim_near found. */
 enum arena_near { ARENA_NEAR_BUSY, ARENA_NEAR_CLAIMED, ARENA_NEAR_FAR };
 
@@ -241,7 +235,7 @@ static inline __attribute__((always_inline)) enum arena_near arena_claim_near(ui
 									      uint64_t size_bytes)
 {
 	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES;
-	uint64_t count = arena_granules_of(size_bytes);
+	uint64_t count = plan_granules_of(size_bytes);
 	uint64_t w0, b0;
 
 	if (offset_bytes % PLAN_GRANULE_BYTES || !count || first >= arena_granules ||
@@ -270,7 +264,7 @@ static inline __attribute__((always_inline)) void *arena_claim(uint64_t offset_b
 	case ARENA_NEAR_FAR: {
 		uint64_t first = offset_bytes / PLAN_GRANULE_BYTES;
 		return arena_claim_span(offset_bytes, first,
-					first + arena_granules_of(size_bytes) - 1);
+					first + plan_granules_of(size_bytes) - 1);
 	}
 	default:
 		return NULL;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "addr_map.h"
 #include "frame_walk.h"
 #include "hash64.h"
@@ -186,8 +185,7 @@ static uint32_t resolve_site(void *const *ips, int raw_count)
 		key_parts[2 * i + 1] = frames[i].offset;
 	}
 	/* The thread's name is part of the site: each thread keeps its own occurrences. */
-	uint64_t key =
-	    hash64(key_parts, (size_t)count * 2 * sizeof(uint64_t), thread_lineage);
+	uint64_t key = hash64(key_parts, (size_t)count * 2 * sizeof(uint64_t), thread_lineage);
 	return interner.intern(interner.ctx, key, frames, (uint32_t)count);
 }
 

@@ -9,7 +9,6 @@
 
 #include "hash64.h"
 
-
 /* The key hashes argv[0] by its file name only: `sqlite3`, `/usr/bin/sqlite3` and
  * `./sqlite3` run the same executable (exe_key says which), while a multi-call
  * program told apart by its name (xz and unxz) stays apart. A file name is at

@@ -11,7 +11,6 @@
 
 #include "hash64.h"
 
-
 struct scan {
 	struct module *modules;
 	size_t count, cap;

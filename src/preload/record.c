@@ -118,8 +118,6 @@ int record_start(const struct record_module *recording_module, const char *why)
 
 	module = recording_module;
 	r = module ? callsite_init(preload_config.depth, &interner) : -ENOENT;
-	if (r == -ENOENT && module)
-		why = "libgcc_s.so.1, whose unwinder finds call sites, cannot be loaded";
 	if (r == 0)
 		r = module->init(&recording);
 	if (r == 0)
@@ -127,7 +125,11 @@ int record_start(const struct record_module *recording_module, const char *why)
 	if (r == 0)
 		r = addr_map_init(&created_at, 64);
 	if (r < 0) {
-		log_error("cannot start recording: ", r == -ENOMEM ? "out of memory" : why, NULL);
+		if (module)
+			why = r == -ENOENT ? "libgcc_s.so.1, whose unwinder finds call sites, "
+					     "cannot be loaded"
+					   : "out of memory";
+		log_error("cannot start recording: ", why, NULL);
 		return r;
 	}
 	recording_on = true;
@@ -263,7 +265,7 @@ void record_realloc_done(uint64_t token, void *old, void *new_p, size_t size)
 		site = RECORDING_NO_SITE; /* the old block still ends */
 	if (recording_on)
 		module->realloc_done(&recording, token, (uintptr_t)old, (uintptr_t)new_p, size,
-				       site);
+				     site);
 	lone_unlock(&record_mutex, held);
 }
 
@@ -373,7 +375,7 @@ int record_finish(bool from_signal)
 		r = module->build(&recording, &image, &opt, &built);
 	if (r == 0)
 		r = module->store_merge(preload_config.plan_path, preload_config.record_id, &image,
-				     preload_config.lock_wait_ms);
+					preload_config.lock_wait_ms);
 	callsite_unlock();
 	pthread_mutex_unlock(&record_mutex);
 	const char *why = NULL;

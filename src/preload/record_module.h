@@ -38,8 +38,8 @@ struct record_module {
 		     uint64_t align);
 	void (*free)(struct recording *rec, uint64_t address);
 	uint64_t (*realloc_begin)(struct recording *rec, uint64_t old);
-	void (*realloc_done)(struct recording *rec, uint64_t token, uint64_t old,
-			     uint64_t address, uint64_t size, uint32_t site);
+	void (*realloc_done)(struct recording *rec, uint64_t token, uint64_t old, uint64_t address,
+			     uint64_t size, uint32_t site);
 	int (*build)(struct recording *rec, struct plan_image *image,
 		     const struct planner_options *opt, struct recording_built *built);
 	void (*built_free)(struct recording_built *built);

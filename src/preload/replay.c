@@ -440,9 +440,9 @@ int replay_start(void)
  * time, in occurrence order, into a shared staging buffer, and decodes what
  * replay needs of them, 8 bytes each (entry_codec_place: the windows of a jq
  * replay took 140 KiB at 16), into a window of its own (allocated when the
- * site is first used). This is where entries are checked:
- * start-up validated everything but them (plan_file_validate_tables), and the
- * checksum already vouches for their bytes. A block that does not decode is
+ * site is first used). This is where entries are checked: start-up validated
+ * everything but them (plan_file_validate_tables), and the checksum already
+ * vouches for their bytes. A block that does not decode is
  * never served, nor is an entry outside the arena (arena_claim refuses it; the
  * full path counts it, place_in_arena): such a plan was not written by memplan,
  * and the arena check keeps even those safe.
@@ -460,8 +460,7 @@ int replay_start(void)
  * (perf). Wide windows take 4 KiB each; a site of that many entries takes well
  * over 100 KiB of plan file. Other sites are many and most use few of their
  * entries at a time: windows of a whole block (2 KiB, at 16 bytes an entry)
- * took 265 KiB of a jq
- * replay's 4.3 MiB resident set. */
+ * took 265 KiB of a jq replay's 4.3 MiB resident set. */
 #define WINDOW_ENTRIES	    32u
 #define WINDOW_WIDE_BLOCKS  4u
 #define WINDOW_WIDE_ENTRIES (64u * PLAN_BLOCK_ENTRIES)
@@ -1298,7 +1297,7 @@ static __attribute__((noinline)) void *express_far(struct entry_window *w, uint3
 						   uint64_t size_bytes)
 {
 	uint64_t first = offset_bytes / PLAN_GRANULE_BYTES;
-	uint64_t last = first + arena_granules_of(size_bytes) - 1;
+	uint64_t last = first + plan_granules_of(size_bytes) - 1;
 	void *p = arena_claim_span(offset_bytes, first, last);
 
 	if (p)

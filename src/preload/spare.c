@@ -62,7 +62,7 @@ static void *claim_at(uint64_t granule, size_t size)
 
 void *spare_claim(size_t size)
 {
-	const uint64_t count = arena_granules_of(size);
+	const uint64_t count = plan_granules_of(size);
 	const uint64_t words = arena_fine_words;
 
 	if (!words || !count || count > MAX_GRANULES)

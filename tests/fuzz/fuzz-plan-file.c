@@ -31,7 +31,8 @@ static void decoders_agree(const uint8_t *data, size_t size)
 	if (a != b)
 		abort();
 	for (uint32_t k = 0; a == 0 && k < n; k++)
-		if (atomic_load(&places[k]) != entry_codec_place(full[k].offset_bytes, full[k].size_bytes))
+		if (atomic_load(&places[k]) !=
+		    entry_codec_place(full[k].offset_bytes, full[k].size_bytes))
 			abort();
 }
 

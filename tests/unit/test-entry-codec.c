@@ -99,7 +99,8 @@ int main(void)
 		CHECK(entry_codec_decode_places(buf, (size_t)len, N, places) == 0);
 		for (uint32_t k = 0; k < N; k++) {
 			const uint64_t place = atomic_load(&places[k]);
-			CHECK_EQ_U64(place, entry_codec_place(in[k].offset_bytes, in[k].size_bytes));
+			CHECK_EQ_U64(place,
+				     entry_codec_place(in[k].offset_bytes, in[k].size_bytes));
 			check_place(place, in[k].offset_bytes, in[k].size_bytes);
 		}
 		if (typical)
@@ -109,7 +110,8 @@ int main(void)
 			for (int64_t cut = 0; cut < len; cut++) {
 				CHECK(entry_codec_decode(buf, (size_t)cut, N, 3, first, out) ==
 				      -EINVAL);
-				CHECK(entry_codec_decode_places(buf, (size_t)cut, N, places) == -EINVAL);
+				CHECK(entry_codec_decode_places(buf, (size_t)cut, N, places) ==
+				      -EINVAL);
 			}
 			buf[len] = 0;
 			CHECK(entry_codec_decode(buf, (size_t)len + 1, N, 3, first, out) ==
@@ -133,8 +135,9 @@ int main(void)
 	/* Places at their limits: 2^32 granules of offset or of size do not fit. */
 	const uint64_t g32 = (UINT64_C(1) << 32) * PLAN_GRANULE_BYTES;
 	static const uint64_t edges[][2] = {
-	    {0, 1}, {32, 17}, {48, 48}, {0, 0}, {g32 - 16, 16}, {g32, 16}, {16, g32 - 16},
-	    {16, g32 - 15}, {16, g32}, {UINT64_MAX - 15, 1}, {16, UINT64_MAX},
+	    {0, 1},	      {32, 17},	      {48, 48},	      {0, 0},	 {g32 - 16, 16},
+	    {g32, 16},	      {16, g32 - 16}, {16, g32 - 15}, {16, g32}, {UINT64_MAX - 15, 1},
+	    {16, UINT64_MAX},
 	};
 	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
 		check_place(entry_codec_place(edges[i][0], edges[i][1]), edges[i][0], edges[i][1]);
