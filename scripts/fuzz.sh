@@ -11,7 +11,7 @@ mkdir -p "$out/corpus"
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -Isrc/core -o "$out/fuzz-plan-file" tests/fuzz/fuzz-plan-file.c \
   src/core/plan_file.c src/core/entry_codec.c src/core/plan_summary.c src/core/atomic_file.c \
-  src/core/file_io.c
+  src/core/file_io.c src/core/hash64.c
 for prog in "sort --version" "true"; do
   name=${prog%% *}
   build/tools/memplan record -o "$out/corpus/$name.plan" -- $prog >/dev/null
