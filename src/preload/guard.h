@@ -15,7 +15,7 @@ extern __thread int guard_depth __attribute__((tls_model("initial-exec")));
  * leave memplan's code finishes the plan and raises it again
  * (guard_run_deferred, init.c). 0: none. */
 extern volatile sig_atomic_t guard_deferred_signal;
-void guard_run_deferred(void);
+__attribute__((noinline, cold)) void guard_run_deferred(void);
 
 static inline bool guard_active(void)
 {
