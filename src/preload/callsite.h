@@ -81,13 +81,16 @@ void callsite_after_dlclose(void);
  * and the stack's top, mapped. A configured depth above CALLSITE_VERIFIED + 1
  * is never cached: every call is walked.
  *
- * Two ways a set: the set of an origin hangs on its return address, which ASLR
- * moves, so with one way two hot origins shared a slot in about half of the
- * runs of the churn benchmark and took turns walking their stacks (replay
- * 1.25x slower in those runs). An origin lives in one way only: the one holding its
- * key, else an empty one, else the second, so a third origin, or an origin
- * reached by many stacks (a wrapper), never evicts the first way's. */
+ * Four ways a set: the set of an origin hangs on its return address, which
+ * ASLR moves, so with one way two hot origins shared a slot in about half of
+ * the runs of the churn benchmark and took turns walking their stacks (replay
+ * 1.25x slower in those runs); with two ways, three hot origins of sqlite3
+ * shared a set in about one run in four, and one of them walked its stack at
+ * each of its 40,000 calls (7% more instructions). An origin lives in one way
+ * only: the one holding its key, else an empty one, else the set's ways in
+ * turn (callsite.c, free_way). */
 #define CALLSITE_RECENT	  256
+#define CALLSITE_WAYS	  4
 #define CALLSITE_VERIFIED 7
 struct callsite_recent {
 	uintptr_t return_address; /* salted (callsite_salted); 0: empty */
@@ -112,19 +115,24 @@ extern __thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
  * checked as an origin's is, so a slot holding another stack, or a word that
  * is no return address (a stack of another shape), only misses. Without it,
  * such calls walked their stacks and rewrote the origin's slot at every call
- * (about 600 instructions each). Direct-mapped: a conflict only costs a walk. */
-#define CALLSITE_SPLIT 64 /* callsite_split_slot takes the top 6 bits of a hash */
-_Static_assert(CALLSITE_SPLIT == 1 << 6, "callsite_split_slot");
+ * (about 600 instructions each). Two ways a set, a stack in an empty way, else
+ * the ways in turn: direct-mapped, two of sqlite3's hot stacks shared a slot
+ * in about one run in four, and one of them walked at each of its 40,000
+ * calls. */
+#define CALLSITE_SPLIT 128 /* callsite_split_slot takes the top 6 bits of a hash */
+_Static_assert(CALLSITE_SPLIT == 2 << 6, "callsite_split_slot");
 extern __thread struct callsite_recent callsite_split[CALLSITE_SPLIT]
     __attribute__((tls_model("initial-exec")));
 /* memplan's own code: an origin in it is no call of the program's. */
 extern uintptr_t callsite_own_start, callsite_own_end;
 
 /* The cache set of an origin: its return address and its frame's depth. Its
- * two ways are the slot returned and the next. */
+ * ways are the slot returned and the CALLSITE_WAYS - 1 after it. */
 static inline struct callsite_recent *callsite_recent_set(uintptr_t return_address, uint64_t depth)
 {
-	return &callsite_recent[((return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) >> 57) * 2];
+	_Static_assert(CALLSITE_RECENT == CALLSITE_WAYS << 6, "a set is the top 6 bits of a hash");
+	return &callsite_recent[((return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) >> 58) *
+				CALLSITE_WAYS];
 }
 
 static inline bool callsite_recent_holds(const struct callsite_recent *recent, uintptr_t salted,
@@ -133,13 +141,15 @@ static inline bool callsite_recent_holds(const struct callsite_recent *recent, u
 	return recent->return_address == salted && recent->depth == depth;
 }
 
-/* The slot of callsite_split for an origin and the word at its split_at. */
+/* The set of callsite_split for an origin and the word at its split_at: the
+ * slot returned and the next. */
 static inline struct callsite_recent *callsite_split_slot(uintptr_t return_address, uint64_t depth,
 							  uintptr_t word)
 {
-	return &callsite_split[((return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) ^ word) *
-				   UINT64_C(0xc2b2ae3d27d4eb4f) >>
-			       58];
+	return &callsite_split[(((return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) ^ word) *
+				    UINT64_C(0xc2b2ae3d27d4eb4f) >>
+				58) *
+			       2];
 }
 
 /* Whether the stack of the slot's origin, whose frame is frame, holds the
@@ -165,7 +175,10 @@ callsite_cached(uintptr_t return_address, uintptr_t frame, void ***cookie)
 	const uintptr_t salted = callsite_salted(return_address);
 	const struct callsite_recent *recent = callsite_recent_set(return_address, depth);
 
+	_Static_assert(CALLSITE_WAYS == 4, "the ways below");
 	if (!callsite_recent_holds(recent, salted, depth) &&
+	    !callsite_recent_holds(++recent, salted, depth) &&
+	    !callsite_recent_holds(++recent, salted, depth) &&
 	    !callsite_recent_holds(++recent, salted, depth))
 		return CALLSITE_UNKNOWN;
 	if (!callsite_recent_matches(recent, frame)) {
@@ -173,8 +186,10 @@ callsite_cached(uintptr_t return_address, uintptr_t frame, void ***cookie)
 			return CALLSITE_UNKNOWN;
 		recent = callsite_split_slot(return_address, depth,
 					     *(const uintptr_t *)(frame + recent->split_at));
-		if (!callsite_recent_holds(recent, salted, depth) ||
-		    !callsite_recent_matches(recent, frame))
+		if (!(callsite_recent_holds(recent, salted, depth) &&
+		      callsite_recent_matches(recent, frame)) &&
+		    !(callsite_recent_holds(++recent, salted, depth) &&
+		      callsite_recent_matches(recent, frame)))
 			return CALLSITE_UNKNOWN;
 	}
 	*cookie = (void **)&recent->cookie;
