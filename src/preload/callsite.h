@@ -116,9 +116,9 @@ extern __thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
  * is no return address (a stack of another shape), only misses. Without it,
  * such calls walked their stacks and rewrote the origin's slot at every call
  * (about 600 instructions each). Two ways a set, a stack in an empty way, else
- * the ways in turn: direct-mapped, two of sqlite3's hot stacks shared a slot
- * in about one run in four, and one of them walked at each of its 40,000
- * calls. */
+ * the ways in turn. When it was direct-mapped (64 slots), two of sqlite3's
+ * hot stacks shared a slot in about one run in four, and one of them walked
+ * at each of its 40,000 calls. */
 #define CALLSITE_SPLIT 128 /* callsite_split_slot takes the top 6 bits of a hash */
 _Static_assert(CALLSITE_SPLIT == 2 << 6, "callsite_split_slot");
 extern __thread struct callsite_recent callsite_split[CALLSITE_SPLIT]
