@@ -44,6 +44,8 @@ struct recent_stack {
 static __thread struct recent_stack recent_stacks[CALLSITE_RECENT]
     __attribute__((tls_model("initial-exec")));
 static __thread uint32_t walks_since_check __attribute__((tls_model("initial-exec")));
+/* Stacks walked in this process: the call-site caches' misses (callsite_walks). */
+static _Atomic uint64_t walks;
 static __thread uint32_t walk_check_gap __attribute__((tls_model("initial-exec"))); /* 0: least */
 
 /* Around the tables that captures read and fill; not taken while the process has
@@ -254,6 +256,7 @@ static uintptr_t frame_pointer_of(uintptr_t shim_frame)
 static int walk_from(uintptr_t return_address, uintptr_t shim_frame, void **ips, uintptr_t *at,
 		     uintptr_t *unlearned)
 {
+	atomic_fetch_add_explicit(&walks, 1, memory_order_relaxed);
 	return frame_walk(return_address, shim_frame + 2 * sizeof(uintptr_t),
 			  frame_pointer_of(shim_frame), callsite_stack_top, ips, at,
 			  (int)callsite_depth, unlearned);
@@ -456,6 +459,11 @@ uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cook
 		return CALLSITE_UNKNOWN;
 	*cookie = remember(return_address, frame, ips, at, n, stack->site, &stack->cookie);
 	return stack->site;
+}
+
+uint64_t callsite_walks(void)
+{
+	return atomic_load_explicit(&walks, memory_order_relaxed);
 }
 
 void callsite_note_stack(void)

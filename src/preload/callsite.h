@@ -245,6 +245,11 @@ int callsite_init(unsigned depth, const struct callsite_interner *interner);
  * allocate, takes no lock. */
 uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cookie);
 
+/* Stacks this process walked so far: calls that neither of the thread's caches
+ * named (a first call from a stack, or one the caches had let go). Hot stacks
+ * evicting each other show here (replay's statistic `walks`). Thread-safe. */
+uint64_t callsite_walks(void);
+
 /* The site of the caller's allocation, as the interner named it. Thread-safe.
  * Call with the guard set (it may allocate through libc on a new stack).
  * cookie (may be NULL): set to one pointer of the caller's own that the calling

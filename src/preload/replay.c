@@ -1512,6 +1512,7 @@ void replay_finish(void)
 	if (have_image)
 		json_key_u64(&j, "libc_peak_bytes", peak > 0 ? (uint64_t)peak : 0);
 	json_key_u64(&j, "unwinds", frame_walk_unwinds());
+	json_key_u64(&j, "walks", callsite_walks());
 	json_end(&j);
 	r = json_append_line(&j, preload_config.stats_path);
 	if (r < 0)
