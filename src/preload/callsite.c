@@ -363,7 +363,8 @@ static uint32_t split_of(const struct callsite_recent *recent, uintptr_t frame, 
  * most runs. */
 static __thread uint8_t recent_victim[CALLSITE_RECENT / CALLSITE_WAYS]
     __attribute__((tls_model("initial-exec")));
-static __thread uint8_t split_victim[CALLSITE_SPLIT / 2] __attribute__((tls_model("initial-exec")));
+static __thread uint8_t split_victim[CALLSITE_SPLIT / CALLSITE_SPLIT_WAYS]
+    __attribute__((tls_model("initial-exec")));
 
 /* An empty way of the ways ways of set, else the one *victim says (which
  * moves on). */
@@ -423,7 +424,8 @@ __attribute__((no_sanitize("address"))) static void **remember(uintptr_t return_
 	if (split_at) {
 		recent = callsite_split_slot(return_address, depth,
 					     *(const uintptr_t *)(frame + split_at));
-		recent = free_way(recent, 2, &split_victim[(recent - callsite_split) / 2]);
+		recent = free_way(recent, CALLSITE_SPLIT_WAYS,
+				  &split_victim[(recent - callsite_split) / CALLSITE_SPLIT_WAYS]);
 	}
 	recent->split_at = 0;
 	recent->cookie = *cookie;
