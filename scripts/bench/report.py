@@ -389,15 +389,18 @@ def main():
       "all allocation calls; *steady state*: those of them served by a site's pools or "
       "tail past its exact entries, and *spare space*: by the arena's free granules "
       "where the steady state had no place ([steady-state.md](steady-state.md)), both "
-      "again of all calls. *Image*: how replay found the process's image in the plan (`exact`: "
+      "again of all calls. *Stacks walked*: calls whose stack the per-thread caches of "
+      "call sites did not know, of all calls, median [min–max] over runs: a run whose hot "
+      "stacks evicted each other stands out ([call-sites.md](call-sites.md)). "
+      "*Image*: how replay found the process's image in the plan (`exact`: "
       "same executable and arguments; `same_exe`: same executable, nearest arguments). "
       "Arena and recorded lower bound (the most bytes live at once in the recorded "
       "run) are those of that image.")
     w("")
     w("| workload | image | allocation calls | from the arena | steady state | spare space "
-      "| misses by reason | arena | recorded lower bound | arena / lower bound "
+      "| stacks walked | misses by reason | arena | recorded lower bound | arena / lower bound "
       "| memplan peak RSS | smallest peer peak RSS |")
-    w("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    w("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     hit_rates = {}
     for wl in workloads:
         reps_stats = replay_stats(args.work, wl)
@@ -410,8 +413,12 @@ def main():
                       for s in reps_stats]
             spare = [s.get("spare_hits", 0) / s["allocs"] if s["allocs"] else 0.0
                      for s in reps_stats]
+            walks = [s.get("walks", 0) / s["allocs"] if s["allocs"] else 0.0
+                     for s in reps_stats]
             rate = statistics.median(rates)
             spare_text = "%.1f%%" % (100 * statistics.median(spare))
+            walks_text = "%.2f%% [%.2f–%.2f]" % (100 * statistics.median(walks),
+                                                 100 * min(walks), 100 * max(walks))
             hit_rates[wl] = (rate, statistics.median(steady),
                              "/".join(sorted({s.get("match", "?") for s in reps_stats})))
             calls = statistics.median([s["allocs"] for s in reps_stats])
@@ -432,14 +439,14 @@ def main():
             lower = reps_stats[-1].get("lower_bound_bytes", lower)
         else:
             calls, rate_text, steady_text, miss_text, match_text = 0, "n/a", "n/a", "n/a", "n/a"
-            spare_text = "n/a"
+            spare_text = walks_text = "n/a"
         mp_rss = stat("allocator", wl, "memplan", "rss_mib")
         peers = [(stat("allocator", wl, a, "rss_mib"), a) for a in allocators if a != "memplan"]
         peers = [(s[0], a) for s, a in peers if s]
         best_peer = min(peers) if peers else None
-        w("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        w("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             mark(wl), match_text, calls, rate_text,
-            steady_text, spare_text, miss_text, fmt_bytes(arena), fmt_bytes(lower),
+            steady_text, spare_text, walks_text, miss_text, fmt_bytes(arena), fmt_bytes(lower),
             "%.3f" % (arena / lower) if lower else "n/a",
             "%s MiB" % fmt_num(mp_rss[0]) if mp_rss else "n/a",
             "%s MiB (%s)" % (fmt_num(best_peer[0]), best_peer[1]) if best_peer else "n/a"))
