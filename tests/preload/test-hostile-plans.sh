@@ -106,11 +106,15 @@ bad_entries outside "outside the arena"
 # A program that closes every descriptor it did not open (memplan's plan among
 # them) and opens files of its own on the freed numbers: replay opens the plan
 # again and goes on serving it; it never reads the program's files as plan.
+# With so few descriptors allowed, memplan keeps the plan on a low number
+# (quiet_fd.c), which the program's own files then take (a replay that read
+# that number without checking what it names read /dev/zero as plan, and left
+# 8,193 of the 40,001 allocations unserved).
 name=fd_closer
 run_plain "$name" "$PROGRAMS/fd_closer" 20000
 run_record "$name" "$PROGRAMS/fd_closer" 20000
 same_as_plain "$name" record
-run_replay "$name" "$PROGRAMS/fd_closer" 20000
+(ulimit -n 24 && run_replay "$name" "$PROGRAMS/fd_closer" 20000)
 same_as_plain "$name" replay
 no_memplan_messages "$name" replay
 [ "$(stat_sum "$name" misses.plan_unreadable)" -eq 0 ] ||
