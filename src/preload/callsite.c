@@ -7,9 +7,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "addr_map.h"
 #include "frame_walk.h"
+#include "guard.h"
 #include "hash64.h"
 #include "lone_atomic.h"
 #include "modules.h"
@@ -29,10 +31,6 @@ __thread uintptr_t callsite_stack_base __attribute__((tls_model("initial-exec"))
 __thread uintptr_t callsite_stack_low __attribute__((tls_model("initial-exec")));
 __thread uintptr_t callsite_stack_top __attribute__((tls_model("initial-exec")));
 
-__thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
-    __attribute__((tls_model("initial-exec")));
-__thread struct callsite_recent callsite_split[CALLSITE_SPLIT]
-    __attribute__((tls_model("initial-exec")));
 _Atomic uintptr_t callsite_salt;
 /* The sites of stacks walked from origins whose cached stack was another, by
  * the hash of their raw return addresses. */
@@ -41,8 +39,35 @@ struct recent_stack {
 	uint32_t site;
 	void *cookie;
 };
-static __thread struct recent_stack recent_stacks[CALLSITE_RECENT]
-    __attribute__((tls_model("initial-exec")));
+
+/* All of a thread's caches (callsite.h, struct callsite_caches), in one block
+ * of its own. */
+struct thread_caches {
+	struct callsite_caches shared; /* first: callsite_caches points at it */
+	struct recent_stack stacks[CALLSITE_RECENT];
+	/* Where each full set of the origins' and of the split stacks' caches
+	 * puts its next newcomer: its ways in turn. A fixed victim (the last way)
+	 * let a stack that came first and was never used again keep its way while
+	 * two hot ones took turns in the other: sqlite3's wrapper of malloc fills
+	 * a hundred slots of the split caches, and one of its stacks walked at
+	 * each of its 40,000 calls in most runs. */
+	uint8_t recent_victim[CALLSITE_RECENT / CALLSITE_WAYS];
+	uint8_t split_victim[CALLSITE_SPLIT / CALLSITE_SPLIT_WAYS];
+	struct thread_caches *next_spare;
+};
+
+/* What a thread without caches of its own reads: every slot empty (no salted
+ * address is 0), never written. */
+static struct thread_caches no_caches;
+__thread struct callsite_caches *callsite_caches __attribute__((tls_model("initial-exec"))) =
+    &no_caches.shared;
+/* Set once the thread gave its caches back (its end has begun): what it
+ * allocates from then on is walked, and no caches are made for it again. */
+static __thread bool caches_retired __attribute__((tls_model("initial-exec")));
+/* Gives a thread's caches back when it ends (retire_caches). */
+static pthread_key_t caches_key;
+static bool caches_key_made;
+static void retire_caches(void *caches);
 static __thread uint32_t walks_since_check __attribute__((tls_model("initial-exec")));
 /* Stacks walked in this process: the call-site caches' misses (callsite_walks). */
 static _Atomic uint64_t walks;
@@ -100,6 +125,10 @@ int callsite_init(unsigned depth, const struct callsite_interner *in)
 	if (addr_map_init(&raw_to_site, 1024) < 0 || addr_map_init(&module_key_to_index, 64) < 0)
 		return -ENOMEM;
 	frame_walk_init(); /* without it, every stack is unwound */
+	/* Without it, threads walk every call (own_caches). Once per process:
+	 * a forked child keeps its parent's keys. */
+	if (!caches_key_made)
+		caches_key_made = pthread_key_create(&caches_key, retire_caches) == 0;
 	/* A recording unwinds every stack it has not seen; a replay may need no
 	 * unwind at all (callsite_seed_frame_sizes). */
 	if (in->names_every_stack && frame_walk_open_unwinder() < 0)
@@ -355,17 +384,6 @@ static uint32_t split_of(const struct callsite_recent *recent, uintptr_t frame, 
 	return 0;
 }
 
-/* Where each full set of callsite_recent and callsite_split puts its next
- * newcomer: its ways in turn. A fixed victim (the last way) let a stack that
- * came first and was never used again keep its way while two hot ones took
- * turns in the other: sqlite3's wrapper of malloc fills a hundred slots of
- * callsite_split, and one of its stacks walked at each of its 40,000 calls in
- * most runs. */
-static __thread uint8_t recent_victim[CALLSITE_RECENT / CALLSITE_WAYS]
-    __attribute__((tls_model("initial-exec")));
-static __thread uint8_t split_victim[CALLSITE_SPLIT / CALLSITE_SPLIT_WAYS]
-    __attribute__((tls_model("initial-exec")));
-
 /* An empty way of the ways ways of set, else the one *victim says (which
  * moves on). */
 static struct callsite_recent *free_way(struct callsite_recent *set, uint32_t ways, uint8_t *victim)
@@ -379,28 +397,28 @@ static struct callsite_recent *free_way(struct callsite_recent *set, uint32_t wa
 }
 
 /* The way of set for an origin: the one that holds it, else a free one. */
-static struct callsite_recent *origin_way(struct callsite_recent *set, uintptr_t salted,
-					  uint64_t depth)
+static struct callsite_recent *origin_way(struct thread_caches *tc, struct callsite_recent *set,
+					  uintptr_t salted, uint64_t depth)
 {
 	for (uint32_t k = 0; k < CALLSITE_WAYS; k++)
 		if (callsite_recent_holds(&set[k], salted, depth))
 			return &set[k];
 	return free_way(set, CALLSITE_WAYS,
-			&recent_victim[(set - callsite_recent) / CALLSITE_WAYS]);
+			&tc->recent_victim[(set - tc->shared.recent) / CALLSITE_WAYS]);
 }
 
 /* Makes the stack ips[0..n), whose return addresses lie at at[0..n), the
- * origin's cached one, for site, whose cookie is cookie: where the slot keeps
+ * origin's cached one in tc (the calling thread's own caches), for site,
+ * whose cookie is cookie: where the slot keeps
  * it, or the cookie as it was if the stack cannot be checked there (its first
  * return address is not the origin's, it is deeper than CALLSITE_VERIFIED + 1
  * frames, or a return address lies where an offset cannot say). An origin
  * whose slot holds another stack keeps that one: this one goes to the slot of
  * callsite_split for the word where the two differ. It reads the caller's
  * frames, which AddressSanitizer would not expect. */
-__attribute__((no_sanitize("address"))) static void **remember(uintptr_t return_address,
-							       uintptr_t frame, void *const *ips,
-							       const uintptr_t *at, int n,
-							       uint32_t site, void **cookie)
+__attribute__((no_sanitize("address"))) static void **
+remember(struct thread_caches *tc, uintptr_t return_address, uintptr_t frame, void *const *ips,
+	 const uintptr_t *at, int n, uint32_t site, void **cookie)
 {
 	struct callsite_recent *recent;
 	uint64_t depth = callsite_stack_base - frame;
@@ -412,7 +430,7 @@ __attribute__((no_sanitize("address"))) static void **remember(uintptr_t return_
 		if (at[k] <= frame || at[k] - frame > UINT32_MAX)
 			return cookie;
 	const uintptr_t salted = callsite_salted(return_address);
-	recent = origin_way(callsite_recent_set(return_address, depth), salted, depth);
+	recent = origin_way(tc, callsite_recent_set(return_address, depth), salted, depth);
 	uint32_t split_at = 0;
 	if (callsite_recent_holds(recent, salted, depth)) {
 		if (!recent->split_at)
@@ -424,8 +442,9 @@ __attribute__((no_sanitize("address"))) static void **remember(uintptr_t return_
 	if (split_at) {
 		recent = callsite_split_slot(return_address, depth,
 					     *(const uintptr_t *)(frame + split_at));
-		recent = free_way(recent, CALLSITE_SPLIT_WAYS,
-				  &split_victim[(recent - callsite_split) / CALLSITE_SPLIT_WAYS]);
+		recent =
+		    free_way(recent, CALLSITE_SPLIT_WAYS,
+			     &tc->split_victim[(recent - tc->shared.split) / CALLSITE_SPLIT_WAYS]);
 	}
 	recent->split_at = 0;
 	recent->cookie = *cookie;
@@ -456,10 +475,12 @@ uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cook
 		return CALLSITE_UNKNOWN;
 	walks_since_check++;
 	uint64_t raw = raw_key(ips, n);
-	struct recent_stack *stack = &recent_stacks[raw % CALLSITE_RECENT];
+	/* A thread with no caches of its own finds nothing here (no_caches). */
+	struct thread_caches *tc = (struct thread_caches *)callsite_caches;
+	struct recent_stack *stack = &tc->stacks[raw % CALLSITE_RECENT];
 	if (stack->raw != callsite_salted(raw))
 		return CALLSITE_UNKNOWN;
-	*cookie = remember(return_address, frame, ips, at, n, stack->site, &stack->cookie);
+	*cookie = remember(tc, return_address, frame, ips, at, n, stack->site, &stack->cookie);
 	return stack->site;
 }
 
@@ -502,19 +523,19 @@ static __attribute__((noinline)) void catch_up(uintptr_t salt)
 	lone_unlock(&callsite_mutex, held);
 }
 
-/* The site of the raw stack ips[0..count), from this thread's cache of raw
- * stacks, the shared map, or resolved anew; *recent: its slot in the cache
- * (which holds it unless the site is unknown). *first_seen: set if resolved
- * anew. */
-static uint32_t site_of_stack(void *const *ips, int count, uintptr_t salt,
+/* The site of the raw stack ips[0..count), from tc's cache of raw stacks (tc:
+ * the calling thread's own caches, or NULL if it has none), the shared map, or
+ * resolved anew; *recent: its slot in the cache (which holds it unless the site
+ * is unknown), NULL without caches. *first_seen: set if resolved anew. */
+static uint32_t site_of_stack(struct thread_caches *tc, void *const *ips, int count, uintptr_t salt,
 			      struct recent_stack **recent, bool *first_seen)
 {
 	uint64_t value, raw = raw_key(ips, count);
 	uint32_t site;
 
 	*first_seen = false;
-	*recent = &recent_stacks[raw % CALLSITE_RECENT];
-	if ((*recent)->raw == (raw ^ salt))
+	*recent = tc ? &tc->stacks[raw % CALLSITE_RECENT] : NULL;
+	if (*recent && (*recent)->raw == (raw ^ salt))
 		return (*recent)->site;
 	bool held = lone_lock(&callsite_mutex);
 	if (addr_map_get(&raw_to_site, raw, &value)) {
@@ -525,9 +546,86 @@ static uint32_t site_of_stack(void *const *ips, int count, uintptr_t salt,
 		*first_seen = true;
 	}
 	lone_unlock(&callsite_mutex, held);
-	if (site != CALLSITE_UNKNOWN)
+	if (*recent && site != CALLSITE_UNKNOWN)
 		**recent = (struct recent_stack){raw ^ salt, site, NULL};
 	return site;
+}
+
+/* Caches given back by threads that ended, for threads that start later: at
+ * most SPARE_CACHES_MAX, their pages given back to the kernel (zero when
+ * touched again); past that many, unmapped. Under callsite_mutex. */
+#define SPARE_CACHES_MAX 16
+static struct thread_caches *spare_caches;
+static uint32_t spare_cache_count;
+
+/* Caches for the calling thread, empty: a spare one, or mapped anew; NULL if
+ * none can be had. */
+static struct thread_caches *take_caches(void)
+{
+	bool held = lone_lock(&callsite_mutex);
+	struct thread_caches *tc = spare_caches;
+
+	if (tc) {
+		spare_caches = tc->next_spare;
+		spare_cache_count--;
+	}
+	lone_unlock(&callsite_mutex, held);
+	if (tc) {
+		tc->next_spare = NULL;
+		return tc;
+	}
+	tc = mmap(NULL, sizeof(*tc), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return tc == MAP_FAILED ? NULL : tc;
+}
+
+/* Keeps tc for a thread to come, or unmaps it. */
+static void give_back_caches(struct thread_caches *tc)
+{
+	madvise(tc, sizeof(*tc), MADV_DONTNEED);
+	bool held = lone_lock(&callsite_mutex);
+	if (spare_cache_count < SPARE_CACHES_MAX) {
+		tc->next_spare = spare_caches;
+		spare_caches = tc;
+		spare_cache_count++;
+		tc = NULL;
+	}
+	lone_unlock(&callsite_mutex, held);
+	if (tc)
+		munmap(tc, sizeof(*tc));
+}
+
+/* The calling thread's caches, made on first use; NULL if it has none and
+ * gets none: it ended, or no memory could be had (then it never tries
+ * again: a mapping tried at every call would cost more than the walks). */
+static struct thread_caches *own_caches(void)
+{
+	struct thread_caches *tc = (struct thread_caches *)callsite_caches;
+
+	if (tc != &no_caches)
+		return tc;
+	if (caches_retired || !caches_key_made)
+		return NULL;
+	tc = take_caches();
+	if (!tc || pthread_setspecific(caches_key, tc) != 0) {
+		if (tc)
+			give_back_caches(tc);
+		caches_retired = true;
+		return NULL;
+	}
+	callsite_caches = &tc->shared;
+	return tc;
+}
+
+/* The thread's end, as its keys' destructors run: what it allocates from now
+ * on (other destructors, libc's own clean-up) is walked. The guard keeps a
+ * signal handler that allocates off callsite_mutex while this holds it. */
+static void retire_caches(void *caches)
+{
+	guard_enter();
+	callsite_caches = &no_caches.shared;
+	caches_retired = true;
+	give_back_caches(caches);
+	guard_leave();
 }
 
 /* callsite_capture, past the per-thread cache of origins: the stack, walked or
@@ -548,7 +646,8 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 	int count = stack_of(origin, ips, at, &unchecked);
 	if (count <= 0)
 		return CALLSITE_UNKNOWN;
-	uint32_t site = site_of_stack(ips, count, salt, &recent, &first_seen);
+	struct thread_caches *tc = own_caches();
+	uint32_t site = site_of_stack(tc, ips, count, salt, &recent, &first_seen);
 	/* A walk that names no site may have gone wrong at a frame whose size
 	 * changed: each such stack is compared with an unwind once, when first
 	 * seen. The unwind's stack, if another, is the true one. */
@@ -558,12 +657,12 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 		if (count <= 0)
 			return CALLSITE_UNKNOWN;
 		if (!agreed)
-			site = site_of_stack(ips, count, salt, &recent, &first_seen);
+			site = site_of_stack(tc, ips, count, salt, &recent, &first_seen);
 	}
-	if (site == CALLSITE_UNKNOWN)
+	if (site == CALLSITE_UNKNOWN || !tc)
 		return site;
-	*cookie =
-	    remember(origin.return_address, origin.frame, ips, at, count, site, &recent->cookie);
+	*cookie = remember(tc, origin.return_address, origin.frame, ips, at, count, site,
+			   &recent->cookie);
 	return site;
 }
 
@@ -866,9 +965,11 @@ void callsite_forget_sites(void)
 {
 	addr_map_clear(&raw_to_site);
 	atomic_store_explicit(&seeded_module_count, 0, memory_order_release);
-	memset(callsite_recent, 0, sizeof(callsite_recent));
-	memset(callsite_split, 0, sizeof(callsite_split));
-	memset(recent_stacks, 0, sizeof(recent_stacks));
+	struct thread_caches *tc = (struct thread_caches *)callsite_caches;
+	if (tc != &no_caches) {
+		memset(&tc->shared, 0, sizeof(tc->shared));
+		memset(tc->stacks, 0, sizeof(tc->stacks));
+	}
 }
 
 uint64_t callsite_main_module_key(void)

@@ -99,14 +99,12 @@ struct callsite_recent {
 	void *cookie;	 /* the caller's, for the site (callsite_capture) */
 	uint32_t frames; /* return addresses checked past the first */
 	/* In an origin's slot: 0, or where (as at[]) its stacks were first seen
-	 * to differ, which names the slot of callsite_split that holds each of
+	 * to differ, which names the slot of the split caches that holds each of
 	 * its other stacks. */
 	uint32_t split_at;
 	uint32_t at[CALLSITE_VERIFIED];
 	uintptr_t expect[CALLSITE_VERIFIED];
 };
-extern __thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
-    __attribute__((tls_model("initial-exec")));
 
 /* The other stacks of origins that many call paths reach (a wrapper's call of
  * malloc: sqlite3 makes a quarter of its calls so), one slot each, by the
@@ -126,8 +124,20 @@ extern __thread struct callsite_recent callsite_recent[CALLSITE_RECENT]
 #define CALLSITE_SPLIT_SHIFT 59 /* callsite_split_slot takes the top 5 bits of a hash */
 _Static_assert(CALLSITE_SPLIT == CALLSITE_SPLIT_WAYS << (64 - CALLSITE_SPLIT_SHIFT),
 	       "callsite_split_slot");
-extern __thread struct callsite_recent callsite_split[CALLSITE_SPLIT]
-    __attribute__((tls_model("initial-exec")));
+
+/* A thread's caches of origins and of split stacks, made at its first call that
+ * would fill them (callsite.c, own_caches) and given back when it ends. Until
+ * then, and once its end has begun, the thread reads an empty set that is
+ * never written, and every call is walked. They are not thread-local storage:
+ * glibc puts each thread's static TLS on its stack, and pthread_create fails
+ * with EINVAL when the stack asked for cannot hold it. As 52 KiB of TLS, they
+ * made node's threads of 64 KiB fail, and took 52 KiB of every thread's
+ * memory, allocating or not (tests/faults/test-small-stacks.sh). */
+struct callsite_caches {
+	struct callsite_recent recent[CALLSITE_RECENT];
+	struct callsite_recent split[CALLSITE_SPLIT];
+};
+extern __thread struct callsite_caches *callsite_caches __attribute__((tls_model("initial-exec")));
 /* memplan's own code: an origin in it is no call of the program's. */
 extern uintptr_t callsite_own_start, callsite_own_end;
 
@@ -136,8 +146,9 @@ extern uintptr_t callsite_own_start, callsite_own_end;
 static inline struct callsite_recent *callsite_recent_set(uintptr_t return_address, uint64_t depth)
 {
 	_Static_assert(CALLSITE_RECENT == CALLSITE_WAYS << 6, "a set is the top 6 bits of a hash");
-	return &callsite_recent[((return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) >> 58) *
-				CALLSITE_WAYS];
+	uint64_t set = (return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) >> 58;
+
+	return &callsite_caches->recent[set * CALLSITE_WAYS];
 }
 
 static inline bool callsite_recent_holds(const struct callsite_recent *recent, uintptr_t salted,
@@ -146,15 +157,16 @@ static inline bool callsite_recent_holds(const struct callsite_recent *recent, u
 	return recent->return_address == salted && recent->depth == depth;
 }
 
-/* The set of callsite_split for an origin and the word at its split_at: the
+/* The set of the split caches for an origin and the word at its split_at: the
  * slot returned and the CALLSITE_SPLIT_WAYS - 1 after it. */
 static inline struct callsite_recent *callsite_split_slot(uintptr_t return_address, uint64_t depth,
 							  uintptr_t word)
 {
-	return &callsite_split[(((return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) ^ word) *
-				    UINT64_C(0xc2b2ae3d27d4eb4f) >>
-				CALLSITE_SPLIT_SHIFT) *
-			       CALLSITE_SPLIT_WAYS];
+	uint64_t set = ((return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) ^ word) *
+			   UINT64_C(0xc2b2ae3d27d4eb4f) >>
+		       CALLSITE_SPLIT_SHIFT;
+
+	return &callsite_caches->split[set * CALLSITE_SPLIT_WAYS];
 }
 
 /* Whether the stack of the slot's origin, whose frame is frame, holds the
