@@ -43,9 +43,11 @@ run_case() {
   run_record "$name" "$@"
   same_as_plain "$name" record
   no_memplan_messages "$name" record
+  same_stderr_as_plain "$name" record
   run_replay "$name" "$@"
   same_as_plain "$name" replay
   no_memplan_messages "$name" replay
+  same_stderr_as_plain "$name" replay
   hit_ratio_at_least "$name" 95
 }
 
