@@ -184,8 +184,8 @@ static int frame_sizes_validate(const struct plan_image *im, uint32_t index, cha
 }
 
 /* Checks one image's tables except its entries and their blocks. */
-static int image_validate_tables(const struct plan_image *im, uint32_t index, char *why,
-				 size_t why_len)
+static int image_validate_tables(const struct plan_image *im, uint32_t index, bool symbols,
+				 char *why, size_t why_len)
 {
 	const struct plan_image_record *r = &im->record;
 	uint64_t expected_entry = 0;
@@ -236,7 +236,7 @@ static int image_validate_tables(const struct plan_image *im, uint32_t index, ch
 			    index, (unsigned long long)expected_entry,
 			    (unsigned long long)r->entry_count);
 	int err = pools_validate(im, index, why, why_len);
-	if (err == 0)
+	if (err == 0 && symbols)
 		err = symbols_validate(im, index, why, why_len);
 	if (err == 0)
 		err = frame_sizes_validate(im, index, why, why_len);
@@ -290,7 +290,7 @@ static int entry_validate(const struct plan_image_record *r, uint32_t index, uin
 static int image_validate(const struct plan_image *im, uint32_t index, char *why, size_t why_len)
 {
 	const struct plan_image_record *r = &im->record;
-	int err = image_validate_tables(im, index, why, why_len);
+	int err = image_validate_tables(im, index, true, why, why_len);
 
 	if (err < 0 || !im->entries)
 		return err;
@@ -381,23 +381,23 @@ int plan_image_entries(const struct plan_image *im, struct plan_entry **out)
 }
 
 static int validate(const void *buf, size_t len, char *why, size_t why_len,
-		    const struct plan_file_stream *stream, bool entries, bool hashed);
+		    const struct plan_file_stream *stream, bool entries);
 
 int plan_file_validate(const void *buf, size_t len, char *why, size_t why_len)
 {
-	return validate(buf, len, why, why_len, NULL, true, false);
+	return validate(buf, len, why, why_len, NULL, true);
 }
 
 int plan_file_validate_streaming(const void *buf, size_t len, char *why, size_t why_len,
 				 const struct plan_file_stream *stream)
 {
-	return validate(buf, len, why, why_len, stream, true, false);
+	return validate(buf, len, why, why_len, stream, true);
 }
 
 int plan_file_validate_tables(const void *buf, size_t len, char *why, size_t why_len,
 			      const struct plan_file_stream *stream)
 {
-	return validate(buf, len, why, why_len, stream, false, false);
+	return validate(buf, len, why, why_len, stream, false);
 }
 
 /* The block table: block_count + 1 offsets, rising, from 0 to entries_bytes. */
@@ -413,53 +413,60 @@ static bool blocks_fit(const struct plan_image *im, uint64_t block_count)
 	return true;
 }
 
+/* Image i's tables, each inside the file and each checked (its symbols only
+ * if symbols: they may not have been read), but its entries. The image table
+ * fits the buffer. */
+static int image_tables_validate(const void *buf, size_t len, uint32_t i, bool symbols, char *why,
+				 size_t why_len)
+{
+	const struct plan_file_header *h = buf;
+	const struct plan_image_record *rec =
+	    (const void *)((const char *)buf + h->images_offset +
+			   (uint64_t)i * sizeof(struct plan_image_record));
+	struct plan_image im;
+	int r;
+
+	if (!table_fits(rec->strings_offset, rec->strings_bytes, 1, len) ||
+	    !table_fits(rec->modules_offset, rec->module_count, sizeof(struct plan_module), len) ||
+	    !table_fits(rec->sites_offset, rec->site_count, sizeof(struct plan_site), len) ||
+	    !table_fits(rec->frames_offset, rec->frame_count, sizeof(struct plan_frame), len) ||
+	    !table_fits(rec->pools_offset, rec->pool_count, sizeof(struct plan_pool), len) ||
+	    !table_fits(rec->chunks_offset, rec->chunk_count, sizeof(struct plan_chunk), len) ||
+	    (rec->symbol_count &&
+	     (!table_fits(rec->symbols_offset, rec->symbol_count, sizeof(struct plan_symbol),
+			  len) ||
+	      !table_fits(rec->frame_symbols_offset, (uint64_t)rec->frame_count + 1,
+			  sizeof(uint32_t), len))) ||
+	    !table_fits(rec->frame_sizes_offset, rec->frame_size_count,
+			sizeof(struct plan_frame_size), len) ||
+	    !table_fits(rec->entries_offset, rec->entries_bytes, 1, len) ||
+	    /* Its length needs the sites, checked below; its start, now. */
+	    !table_fits(rec->blocks_offset, 0, sizeof(uint64_t), len))
+		return fail(why, why_len, -EINVAL, "image %u: table out of bounds", i);
+	plan_file_image(buf, i, &im);
+	r = image_validate_tables(&im, i, symbols, why, why_len);
+	if (r < 0)
+		return r;
+	uint64_t blocks = image_block_count(&im);
+	if (blocks == UINT64_MAX ||
+	    !table_fits(rec->blocks_offset, blocks + 1, sizeof(uint64_t), len) ||
+	    !blocks_fit(&im, blocks))
+		return fail(why, why_len, -EINVAL, "image %u: entry blocks out of bounds", i);
+	return 0;
+}
+
 /* Everything but the header fields and the entries: the image table, each image's
  * tables inside the file, and each image's tables but its entries. */
 static int tables_validate(const void *buf, size_t len, char *why, size_t why_len)
 {
 	const struct plan_file_header *h = buf;
-	int r;
 
 	if (!table_fits(h->images_offset, h->image_count, sizeof(struct plan_image_record), len))
 		return fail(why, why_len, -EINVAL, "image table out of bounds");
 	for (uint32_t i = 0; i < h->image_count; i++) {
-		const struct plan_image_record *rec =
-		    (const void *)((const char *)buf + h->images_offset +
-				   (uint64_t)i * sizeof(struct plan_image_record));
-		struct plan_image im;
-
-		if (!table_fits(rec->strings_offset, rec->strings_bytes, 1, len) ||
-		    !table_fits(rec->modules_offset, rec->module_count, sizeof(struct plan_module),
-				len) ||
-		    !table_fits(rec->sites_offset, rec->site_count, sizeof(struct plan_site),
-				len) ||
-		    !table_fits(rec->frames_offset, rec->frame_count, sizeof(struct plan_frame),
-				len) ||
-		    !table_fits(rec->pools_offset, rec->pool_count, sizeof(struct plan_pool),
-				len) ||
-		    !table_fits(rec->chunks_offset, rec->chunk_count, sizeof(struct plan_chunk),
-				len) ||
-		    (rec->symbol_count &&
-		     (!table_fits(rec->symbols_offset, rec->symbol_count,
-				  sizeof(struct plan_symbol), len) ||
-		      !table_fits(rec->frame_symbols_offset, (uint64_t)rec->frame_count + 1,
-				  sizeof(uint32_t), len))) ||
-		    !table_fits(rec->frame_sizes_offset, rec->frame_size_count,
-				sizeof(struct plan_frame_size), len) ||
-		    !table_fits(rec->entries_offset, rec->entries_bytes, 1, len) ||
-		    /* Its length needs the sites, checked below; its start, now. */
-		    !table_fits(rec->blocks_offset, 0, sizeof(uint64_t), len))
-			return fail(why, why_len, -EINVAL, "image %u: table out of bounds", i);
-		plan_file_image(buf, i, &im);
-		r = image_validate_tables(&im, i, why, why_len);
+		int r = image_tables_validate(buf, len, i, true, why, why_len);
 		if (r < 0)
 			return r;
-		uint64_t blocks = image_block_count(&im);
-		if (blocks == UINT64_MAX ||
-		    !table_fits(rec->blocks_offset, blocks + 1, sizeof(uint64_t), len) ||
-		    !blocks_fit(&im, blocks))
-			return fail(why, why_len, -EINVAL, "image %u: entry blocks out of bounds",
-				    i);
 	}
 	return 0;
 }
@@ -578,10 +585,9 @@ static int header_validate(const struct plan_file_header *h, uint64_t len, char 
  * chunk in file order, hashing it and decoding and checking the entry blocks it
  * completes while they are in cache. A failure of the checksum wins over any
  * other, as a corrupt file is best reported as such, so the hashing goes on to the
- * end after a failure. hashed: the checksum was verified already, and only the
- * tables are checked (the entries are not read at all). */
+ * end after a failure. */
 static int validate(const void *buf, size_t len, char *why, size_t why_len,
-		    const struct plan_file_stream *stream, bool entries, bool hashed)
+		    const struct plan_file_stream *stream, bool entries)
 {
 	const struct plan_file_header *h = buf;
 	struct entry_cursor cursor = {0};
@@ -595,8 +601,6 @@ static int validate(const void *buf, size_t len, char *why, size_t why_len,
 	if (r < 0)
 		return r;
 	r = tables_validate(buf, len, why, why_len);
-	if (hashed)
-		return r;
 	if (r == 0 && entries)
 		cursor_start(buf, &cursor, 0);
 	hash64_begin(&state);
@@ -895,56 +899,61 @@ static int read_table(int fd, char *buf, uint64_t len, uint64_t offset, uint64_t
 	return pread_all(fd, buf + offset, count * size, offset);
 }
 
-/* Reads every table of the file into buf (len bytes, the file's size), each at
- * its own offset, as far as the header and image records say where they are. */
-static int read_tables(int fd, char *buf, uint64_t len)
+/* Reads the tables of the image whose record is rec (its symbols too, if
+ * symbols) into buf (len bytes, the file's size), each at its own offset, as
+ * far as the record says where they are. */
+static int read_image_tables(int fd, char *buf, uint64_t len, const struct plan_image_record *rec,
+			     bool symbols)
 {
-	const struct plan_file_header *h = (const void *)buf;
+	uint64_t blocks = 0;
 	int r;
 
-	r = read_table(fd, buf, len, h->images_offset, h->image_count,
-		       sizeof(struct plan_image_record));
-	if (r < 0 || !table_fits(h->images_offset, h->image_count,
-				 sizeof(struct plan_image_record), len))
+	if ((r = read_table(fd, buf, len, rec->strings_offset, rec->strings_bytes, 1)) < 0 ||
+	    (r = read_table(fd, buf, len, rec->modules_offset, rec->module_count,
+			    sizeof(struct plan_module))) < 0 ||
+	    (r = read_table(fd, buf, len, rec->frames_offset, rec->frame_count,
+			    sizeof(struct plan_frame))) < 0 ||
+	    (r = read_table(fd, buf, len, rec->pools_offset, rec->pool_count,
+			    sizeof(struct plan_pool))) < 0 ||
+	    (r = read_table(fd, buf, len, rec->chunks_offset, rec->chunk_count,
+			    sizeof(struct plan_chunk))) < 0 ||
+	    (symbols && rec->symbol_count &&
+	     ((r = read_table(fd, buf, len, rec->symbols_offset, rec->symbol_count,
+			      sizeof(struct plan_symbol))) < 0 ||
+	      (r = read_table(fd, buf, len, rec->frame_symbols_offset,
+			      (uint64_t)rec->frame_count + 1, sizeof(uint32_t))) < 0)) ||
+	    (r = read_table(fd, buf, len, rec->frame_sizes_offset, rec->frame_size_count,
+			    sizeof(struct plan_frame_size))) < 0 ||
+	    (r = read_table(fd, buf, len, rec->sites_offset, rec->site_count,
+			    sizeof(struct plan_site))) < 0)
 		return r;
-	for (uint32_t i = 0; i < h->image_count; i++) {
-		const struct plan_image_record *rec =
-		    (const void *)(buf + h->images_offset + (uint64_t)i * sizeof(*rec));
-		uint64_t blocks = 0;
+	if (!table_fits(rec->sites_offset, rec->site_count, sizeof(struct plan_site), len))
+		return 0;
+	/* The block table's length comes from the sites just read; a sum that
+	 * cannot fit the file is left for validation to refuse. */
+	const struct plan_site *sites = (const void *)(buf + rec->sites_offset);
+	for (uint32_t s = 0; s < rec->site_count && blocks <= len; s++)
+		blocks +=
+		    plan_site_blocks(sites[s].entry_count > len ? len + 1 : sites[s].entry_count);
+	if (blocks <= len)
+		r = read_table(fd, buf, len, rec->blocks_offset, blocks + 1, sizeof(uint64_t));
+	return r;
+}
 
-		if ((r = read_table(fd, buf, len, rec->strings_offset, rec->strings_bytes, 1)) <
-			0 ||
-		    (r = read_table(fd, buf, len, rec->modules_offset, rec->module_count,
-				    sizeof(struct plan_module))) < 0 ||
-		    (r = read_table(fd, buf, len, rec->frames_offset, rec->frame_count,
-				    sizeof(struct plan_frame))) < 0 ||
-		    (r = read_table(fd, buf, len, rec->pools_offset, rec->pool_count,
-				    sizeof(struct plan_pool))) < 0 ||
-		    (r = read_table(fd, buf, len, rec->chunks_offset, rec->chunk_count,
-				    sizeof(struct plan_chunk))) < 0 ||
-		    (rec->symbol_count &&
-		     ((r = read_table(fd, buf, len, rec->symbols_offset, rec->symbol_count,
-				      sizeof(struct plan_symbol))) < 0 ||
-		      (r = read_table(fd, buf, len, rec->frame_symbols_offset,
-				      (uint64_t)rec->frame_count + 1, sizeof(uint32_t))) < 0)) ||
-		    (r = read_table(fd, buf, len, rec->frame_sizes_offset, rec->frame_size_count,
-				    sizeof(struct plan_frame_size))) < 0 ||
-		    (r = read_table(fd, buf, len, rec->sites_offset, rec->site_count,
-				    sizeof(struct plan_site))) < 0)
-			return r;
-		if (!table_fits(rec->sites_offset, rec->site_count, sizeof(struct plan_site), len))
-			continue;
-		/* The block table's length comes from the sites just read; a sum that
-		 * cannot fit the file is left for validation to refuse. */
-		const struct plan_site *sites = (const void *)(buf + rec->sites_offset);
-		for (uint32_t s = 0; s < rec->site_count && blocks <= len; s++)
-			blocks += plan_site_blocks(sites[s].entry_count > len ? len + 1
-									      : sites[s].entry_count);
-		if (blocks <= len &&
-		    (r = read_table(fd, buf, len, rec->blocks_offset, blocks + 1, sizeof(uint64_t))) < 0)
-			return r;
-	}
-	return 0;
+/* The record of image i of buf, whose image table was read. */
+static const struct plan_image_record *image_record(const char *buf, uint32_t i)
+{
+	const struct plan_file_header *h = (const void *)buf;
+
+	return (const void *)(buf + h->images_offset +
+			      (uint64_t)i * sizeof(struct plan_image_record));
+}
+
+/* Says why a read of the plan failed, and returns r. */
+static int read_failed(char *why, size_t why_len, int r)
+{
+	return fail(why, why_len, r, "cannot read: %s",
+		    r == -EIO ? "the file was cut short" : strerror(-r));
 }
 
 /* The checksum of the file open at fd, of len bytes, read in chunks. */
@@ -969,7 +978,8 @@ static int hash_file(int fd, uint64_t len, uint64_t *hash)
 	return r;
 }
 
-int plan_file_read_tables(int fd, uint64_t len, void **out, char *why, size_t why_len)
+int plan_file_read_index(int fd, uint64_t len, bool verify, void **out, char *why,
+			 size_t why_len)
 {
 	struct plan_file_header *h;
 	uint64_t hash;
@@ -981,7 +991,7 @@ int plan_file_read_tables(int fd, uint64_t len, void **out, char *why, size_t wh
 	if (len > SIZE_MAX / 2)
 		return fail(why, why_len, -EFBIG, "implausibly large (%llu bytes)",
 			    (unsigned long long)len);
-	/* Zero pages until written: the entries' pages are never touched. */
+	/* Zero pages until written: the pages of tables never read cost nothing. */
 	buf = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (buf == MAP_FAILED)
@@ -992,21 +1002,49 @@ int plan_file_read_tables(int fd, uint64_t len, void **out, char *why, size_t wh
 	if (r == 0)
 		r = header_validate(h, len, why, why_len);
 	else
-		fail(why, why_len, r, "cannot read: %s", strerror(-r));
-	if (r == 0 && (r = read_tables(fd, buf, len)) < 0)
-		fail(why, why_len, r, "cannot read: %s", r == -EIO ? "the file was cut short" : strerror(-r));
-	if (r == 0 && (r = hash_file(fd, len, &hash)) < 0)
-		fail(why, why_len, r, "cannot read: %s", r == -EIO ? "the file was cut short" : strerror(-r));
-	if (r == 0 && hash != h->checksum)
+		read_failed(why, why_len, r);
+	if (r == 0 &&
+	    !table_fits(h->images_offset, h->image_count, sizeof(struct plan_image_record), len))
+		r = fail(why, why_len, -EINVAL, "image table out of bounds");
+	if (r == 0 && (r = read_table(fd, buf, len, h->images_offset, h->image_count,
+				      sizeof(struct plan_image_record))) < 0)
+		read_failed(why, why_len, r);
+	if (r == 0 && verify && (r = hash_file(fd, len, &hash)) < 0)
+		read_failed(why, why_len, r);
+	if (r == 0 && verify && hash != h->checksum)
 		r = fail(why, why_len, -EINVAL, "checksum mismatch (corrupt file)");
-	if (r == 0)
-		r = validate(buf, (size_t)len, why, why_len, NULL, false, true);
 	if (r < 0) {
 		munmap(buf, (size_t)len);
 		return r;
 	}
 	*out = buf;
 	return 0;
+}
+
+int plan_file_read_image_strings(int fd, void *buf, uint64_t len, uint32_t i, char *why,
+				 size_t why_len)
+{
+	const struct plan_image_record *rec = image_record(buf, i);
+	int r;
+
+	if (!table_fits(rec->strings_offset, rec->strings_bytes, 1, len))
+		return fail(why, why_len, -EINVAL, "image %u: table out of bounds", i);
+	r = read_table(fd, buf, len, rec->strings_offset, rec->strings_bytes, 1);
+	if (r < 0)
+		return read_failed(why, why_len, r);
+	if (rec->args_bytes && (rec->args_offset > rec->strings_bytes ||
+				rec->args_bytes > rec->strings_bytes - rec->args_offset))
+		return fail(why, why_len, -EINVAL, "image %u: arguments out of bounds", i);
+	return 0;
+}
+
+int plan_file_read_image(int fd, void *buf, uint64_t len, uint32_t i, char *why, size_t why_len)
+{
+	int r = read_image_tables(fd, buf, len, image_record(buf, i), false);
+
+	if (r < 0)
+		return read_failed(why, why_len, r);
+	return image_tables_validate(buf, (size_t)len, i, false, why, why_len);
 }
 
 void plan_file_unmap(void *buf, uint64_t len)

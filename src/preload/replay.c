@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -172,12 +173,13 @@ static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *fr
 
 struct entry_window;
 
-/* The plan's tables, read into memory of memplan's own (plan_file_read_tables:
- * never a mapping of the file, which a program that truncates or rewrites the
- * plan while it runs would turn into SIGBUS) while the image is set up, then
- * given back; the plan's descriptor for reading entries (read_entry), with
- * where each site's blocks of encoded entries lie; and what replay needs of
- * each site. */
+/* The plan's index (its header and image table) and the tables of the image
+ * being set up, read into memory of memplan's own (plan_file_read_index: never
+ * a mapping of the file, which a program that truncates or rewrites the plan
+ * while it runs would turn into SIGBUS); the image's tables are given back once
+ * it is set up, the index stays for forked children; the plan's descriptor for
+ * reading entries (read_entry), with where each site's blocks of encoded
+ * entries lie; and what replay needs of each site. */
 static const char *plan_map;
 static uint64_t plan_bytes;
 static uint64_t staged_at, staged_bytes; /* staging_bytes, below */
@@ -195,11 +197,27 @@ static uint64_t *site_first_block; /* per site */
 static struct entry_window *_Atomic *windows; /* per site, made on first use */
 static pthread_mutex_t windows_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Reads and checks the plan's tables; returns them or NULL after reporting. */
+/* The plan's identity as a process that verified its checksum saw it, in the
+ * environment its children inherit: a child that finds the same file does not
+ * hash it again (3 ms a process for a plan of 11.6 MB, which a command run
+ * through a shell script or make paid in each of its processes). A file
+ * changed since has another ctime, which no writer can choose. */
+#define PLAN_CHECKED_ENV "MEMPLAN_PLAN_CHECKED"
+
+static void plan_identity_text(const struct stat *st, char *out, size_t cap)
+{
+	snprintf(out, cap, "%llu:%llu:%llu:%lld.%09ld:%lld.%09ld", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino, (unsigned long long)st->st_size,
+		 (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
+		 st->st_ctim.tv_nsec);
+}
+
+/* Reads the plan's index, its checksum verified unless an ancestor did it for
+ * this very file; returns it or NULL after reporting. */
 static const void *map_plan(void)
 {
 	const char *path = preload_config.plan_path;
-	char why[256];
+	char why[256], identity[128];
 	struct stat st;
 	void *tables;
 	int fd, r;
@@ -211,14 +229,20 @@ static const void *map_plan(void)
 			  NULL);
 		return NULL;
 	}
-	/* The entries are checked a block at a time as replay reads them (see
-	 * window_refill), so that a big plan is not decoded twice. */
-	r = plan_file_read_tables(fd, (uint64_t)st.st_size, &tables, why, sizeof(why));
+	/* Only the index: the image's tables are read once it is chosen
+	 * (read_image), and its entries a block at a time, each checked as it
+	 * is decoded (window_refill). */
+	plan_identity_text(&st, identity, sizeof(identity));
+	const char *checked = getenv(PLAN_CHECKED_ENV);
+	bool verify = !checked || strcmp(checked, identity) != 0;
+	r = plan_file_read_index(fd, (uint64_t)st.st_size, verify, &tables, why, sizeof(why));
 	if (r < 0) {
 		close(fd);
 		log_error(path, ": ", why, "; running on libc", NULL);
 		return NULL;
 	}
+	if (verify)
+		setenv(PLAN_CHECKED_ENV, identity, 1);
 	plan_fd = quiet_fd(fd); /* kept open: entries are read with pread (read_entry) */
 	plan_identity = st;
 	staged_bytes = 0;
@@ -227,48 +251,107 @@ static const void *map_plan(void)
 	return tables;
 }
 
-/* Gives back the plan's tables; the image's record, copied, stays. */
+/* Gives back the pages of [from, to) of the plan's buffer that lie wholly
+ * inside it: they read as zero afterwards. */
+static void give_back_pages(uint64_t from, uint64_t to)
+{
+	const uint64_t page = 4096;
+
+	from = (from + page - 1) & ~(page - 1);
+	to &= ~(page - 1);
+	if (from < to)
+		madvise((char *)plan_map + from, to - from, MADV_DONTNEED);
+}
+
+/* Gives back the tables of the image just set up (what replay needs of them
+ * is copied, its record too), all but the plan's index, which a forked child
+ * chooses its image from without reading and hashing the plan again. */
 static void drop_tables(void)
+{
+	const struct plan_file_header *h = plan_file_header(plan_map);
+	const uint64_t index_end =
+	    h->images_offset + (uint64_t)h->image_count * sizeof(struct plan_image_record);
+
+	give_back_pages(sizeof(*h), h->images_offset);
+	give_back_pages(index_end, plan_bytes);
+}
+
+/* Gives back the plan's buffer and descriptor. */
+static void unmap_plan(void)
 {
 	plan_file_unmap((void *)plan_map, plan_bytes);
 	plan_map = NULL;
-}
-
-/* Gives back the plan's tables and descriptor. */
-static void unmap_plan(void)
-{
-	drop_tables();
 	if (plan_fd >= 0)
 		close(plan_fd);
 	plan_fd = -1;
 }
 
-/* Sets *found to this process's image: the first whose keys match; else, of
- * the images of this executable (forked without exec if this process was, and
- * then the same fork of its parent), the one whose arguments are nearest this
- * process's (image_args_distance; the first of equals). Returns how it was
- * found, MATCH_NONE if no image is of this executable. */
-static enum image_match find_image(const void *plan, struct plan_image *found)
+static int plan_descriptor(void);
+
+/* Whether read_image says why it failed: a process that then runs on libc
+ * does; a forked child goes on with its parent's image, silently. */
+static bool say_unreadable_image = true;
+
+/* Reads image i's tables (or only its strings) into the plan's buffer, from
+ * the plan file as its index was read and checked; false if it cannot. */
+static bool read_image(uint32_t i, bool strings_only)
 {
-	const struct plan_file_header *h = plan_file_header(plan);
+	char why[256] = "the file changed on disk";
+	int fd = plan_descriptor();
+	int r = fd < 0 ? -ESTALE
+		: strings_only
+		    ? plan_file_read_image_strings(fd, (void *)plan_map, plan_bytes, i, why,
+						   sizeof(why))
+		    : plan_file_read_image(fd, (void *)plan_map, plan_bytes, i, why, sizeof(why));
+
+	if (r < 0 && say_unreadable_image)
+		log_error(preload_config.plan_path, ": ", why, "; running on libc", NULL);
+	return r == 0;
+}
+
+/* The record of image i of the plan's index. */
+static const struct plan_image_record *image_record(uint32_t i)
+{
+	const struct plan_file_header *h = plan_file_header(plan_map);
+
+	return (const void *)(plan_map + h->images_offset +
+			      (uint64_t)i * sizeof(struct plan_image_record));
+}
+
+/* Sets *found to this process's image, its tables read: the first whose keys
+ * match; else, of the images of this executable (forked without exec if this
+ * process was, and then the same fork of its parent), the one whose arguments
+ * are nearest this process's (image_args_distance; the first of equals).
+ * Returns how it was found: MATCH_NONE if no image is of this executable, or if
+ * one could not be read (*unreadable, said). Only the images of this
+ * executable are read, and only the strings of those it passes over. */
+static enum image_match find_image(struct plan_image *found, bool *unreadable)
+{
+	const struct plan_file_header *h = plan_file_header(plan_map);
 	const struct image_identity *id = &preload_config.image;
 	const uint32_t forked = id->fork_ordinal ? PLAN_IMAGE_FORKED : 0;
 	uint32_t best = UINT32_MAX, best_distance = UINT32_MAX;
-	struct plan_image im;
+	enum image_match how = MATCH_SAME_EXE;
 
+	*unreadable = false;
 	for (uint32_t i = 0; i < h->image_count; i++) {
-		plan_file_image(plan, i, &im);
-		if (im.record.exe_key != id->exe_key)
+		const struct plan_image_record *rec = image_record(i);
+		if (rec->exe_key != id->exe_key)
 			continue;
-		if (im.record.args_key == id->args_key) {
-			*found = im;
-			return MATCH_EXACT;
+		if (rec->args_key == id->args_key) {
+			best = i;
+			how = MATCH_EXACT;
+			break;
 		}
-		if ((im.record.flags & PLAN_IMAGE_FORKED) != forked ||
-		    (forked && im.record.fork_ordinal != id->fork_ordinal))
+		if ((rec->flags & PLAN_IMAGE_FORKED) != forked ||
+		    (forked && rec->fork_ordinal != id->fork_ordinal))
 			continue;
-		uint32_t d = image_args_distance(im.strings + im.record.args_offset,
-						 im.record.args_bytes, id->args, id->args_bytes);
+		if (!read_image(i, true)) {
+			*unreadable = true;
+			return MATCH_NONE;
+		}
+		uint32_t d = image_args_distance(plan_map + rec->strings_offset + rec->args_offset,
+						 rec->args_bytes, id->args, id->args_bytes);
 		if (d < best_distance) {
 			best_distance = d;
 			best = i;
@@ -276,8 +359,12 @@ static enum image_match find_image(const void *plan, struct plan_image *found)
 	}
 	if (best == UINT32_MAX)
 		return MATCH_NONE;
-	plan_file_image(plan, best, found);
-	return MATCH_SAME_EXE;
+	if (!read_image(best, false)) {
+		*unreadable = true;
+		return MATCH_NONE;
+	}
+	plan_file_image(plan_map, best, found);
+	return how;
 }
 
 /* A pool of the image, as replay serves it: its slot size and alignment, and
@@ -404,17 +491,18 @@ static int index_image(void)
 int replay_start(void)
 {
 	static const struct callsite_interner interner = {intern_site, NULL, false, false};
-	const void *plan;
 	int r;
 
-	plan = map_plan();
-	if (!plan)
+	bool unreadable;
+
+	if (!map_plan())
 		return -EINVAL;
-	image_match = find_image(plan, &image);
+	image_match = find_image(&image, &unreadable);
 	have_image = exe_in_plan = image_match != MATCH_NONE;
 	if (!have_image) {
 		unmap_plan();
-		return 0; /* a process the recording did not see: counted as no_plan */
+		/* else a process the recording did not see: counted as no_plan */
+		return unreadable ? -EINVAL : 0;
 	}
 	preload_config.depth = image.record.depth;
 	r = index_image();
@@ -1001,20 +1089,16 @@ bool replay_after_fork_child(void)
 			atomic_fetch_add(&w->seq, 1);
 		}
 	}
-	/* preload_config.image is the child's now (image_identity_fork); the
-	 * plan's tables, given back by the parent, are read again to find its. */
+	/* preload_config.image is the child's now (image_identity_fork): its
+	 * image is found in the index the parent kept. */
 	enum image_match how = MATCH_NONE;
-	int fd = plan_fd >= 0 ? plan_descriptor() : -1;
-	char why[256];
-	void *tables;
-	if (fd >= 0 && plan_file_read_tables(fd, (uint64_t)plan_identity.st_size, &tables, why,
-					     sizeof(why)) == 0) {
-		plan_map = tables;
-		plan_bytes = (uint64_t)plan_identity.st_size;
-		how = find_image(plan_map, &mine);
-	}
+	bool unreadable;
+	say_unreadable_image = false;
+	if (plan_map)
+		how = find_image(&mine, &unreadable);
 	if (how == MATCH_NONE || !take_own_image(&mine)) {
-		drop_tables();
+		if (plan_map)
+			drop_tables();
 		return false;
 	}
 	image_match = how;

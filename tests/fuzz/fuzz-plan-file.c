@@ -1,10 +1,15 @@
 /* libFuzzer target for the plan reader, the gate between a hostile file and the
  * replay hot path. Most inputs get their checksum recomputed first, so that the
  * fuzzer exercises the structural checks behind it rather than the hash. A plan
- * that passes is then read the way replay and `memplan show` read it. */
+ * that passes is then read the way `memplan show` reads it; every input is also
+ * read from a file the way replay reads it, an image at a time. */
+#define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -36,6 +41,46 @@ static void decoders_agree(const uint8_t *data, size_t size)
 			abort();
 }
 
+/* Reads the plan buf of size bytes from a file as replay does: the index, then
+ * each image's strings and tables. A plan that passed the full validation
+ * (sound) must pass these too; an image that passes must be usable. */
+static void read_as_replay(const void *buf, size_t size, bool sound)
+{
+	static int fd = -1;
+	char why[256];
+	void *index;
+
+	if (fd < 0 && (fd = memfd_create("plan", 0)) < 0)
+		abort();
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, size, 0) != (ssize_t)size)
+		abort();
+	if (plan_file_read_index(fd, size, true, &index, why, sizeof(why)) < 0) {
+		if (sound)
+			abort();
+		return;
+	}
+	const struct plan_file_header *h = plan_file_header(index);
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		int r = plan_file_read_image_strings(fd, index, size, i, why, sizeof(why));
+		if (r == 0)
+			r = plan_file_read_image(fd, index, size, i, why, sizeof(why));
+		if (r < 0) {
+			if (sound)
+				abort();
+			continue;
+		}
+		struct plan_image im;
+		plan_file_image(index, i, &im);
+		for (uint32_t s = 0; s < im.record.site_count; s++) {
+			const struct plan_site *site = &im.sites[s];
+			for (uint32_t f = 0; f < site->frame_count; f++)
+				(void)plan_image_module_path(&im,
+							     im.frames[site->first_frame + f].module);
+		}
+	}
+	plan_file_unmap(index, size);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char why[256];
@@ -48,7 +93,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		h->file_bytes = size;
 		h->checksum = XXH3_64bits((char *)buf + 32, size - 32);
 	}
-	if (plan_file_validate(buf, size, why, sizeof(why)) == 0) {
+	bool sound = plan_file_validate(buf, size, why, sizeof(why)) == 0;
+	read_as_replay(buf, size, sound);
+	if (sound) {
 		for (uint32_t i = 0; i < h->image_count; i++) {
 			struct plan_image im;
 			struct site_summary *sums;

@@ -17,7 +17,12 @@
  *            the outermost mark): stack walks go astray, never out of the
  *            stack;
  *   nosizes: the same plan without its frame sizes: replay learns them by
- *            unwinding, as it did before plans carried them. */
+ *            unwinding, as it did before plans carried them;
+ *   badimage=NAME: the plan as it is, but the first site of the first image
+ *            whose executable's path ends in NAME made to name frames past
+ *            the image's, the checksum made valid again: the file passes its
+ *            checksum, that image's tables do not hold together, and the
+ *            others' do. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +57,26 @@ static void shrink_arenas(char *buf, size_t len)
 		r->arena_bytes = arena;
 	}
 	h->checksum = XXH3_64bits(buf + 32, len - 32);
+}
+
+/* Breaks the tables of the first image whose executable's path ends in name
+ * (its first site's frames out of bounds), and reseals; false if there is none. */
+static bool break_image(char *buf, size_t len, const char *name)
+{
+	struct plan_file_header *h = (struct plan_file_header *)buf;
+
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		struct plan_image im;
+		plan_file_image(buf, i, &im);
+		const char *exe = im.strings + im.record.exe_path_offset;
+		size_t n = strlen(exe), k = strlen(name);
+		if (!im.record.site_count || n < k || strcmp(exe + n - k, name))
+			continue;
+		((struct plan_site *)im.sites)[0].first_frame = im.record.frame_count + 1;
+		h->checksum = XXH3_64bits(buf + 32, len - 32);
+		return true;
+	}
+	return false;
 }
 
 /* Sets a reserved flag in the first entry of every other block, and reseals. */
@@ -95,11 +120,12 @@ int main(int argc, char **argv)
 	uint64_t seed = 42;
 
 	const char *mode = argc == 4 ? argv[3] : "";
+	const char *bad_image = !strncmp(mode, "badimage=", 9) ? mode + 9 : NULL;
 	bool keeps_entries = !strcmp(mode, "badblocks") || !strcmp(mode, "outside") ||
-			     !strcmp(mode, "sizes") || !strcmp(mode, "nosizes");
+			     !strcmp(mode, "sizes") || !strcmp(mode, "nosizes") || bad_image;
 	if (!keeps_entries && strcmp(mode, "zero") && strcmp(mode, "shuffle")) {
 		fprintf(stderr, "usage: hostile-plan IN OUT "
-				"zero|shuffle|badblocks|outside|sizes|nosizes\n");
+				"zero|shuffle|badblocks|outside|sizes|nosizes|badimage=NAME\n");
 		return 2;
 	}
 	if (plan_file_load(argv[1], &buf, &len, why, sizeof(why)) < 0) {
@@ -185,6 +211,10 @@ int main(int argc, char **argv)
 		break_blocks(out, out_len);
 	if (!strcmp(mode, "outside"))
 		shrink_arenas(out, out_len);
+	if (bad_image && !break_image(out, out_len, bad_image)) {
+		fprintf(stderr, "hostile-plan: no image of %s with a site\n", bad_image);
+		return 1;
+	}
 	if (atomic_file_write(argv[2], out, out_len) < 0) {
 		fprintf(stderr, "hostile-plan: cannot write %s\n", argv[2]);
 		return 1;

@@ -155,4 +155,41 @@ summary other-args "\(sort, arena .*\); for other arguments: sort [0-9.]+%$"
 # The good plan still works, and an unwritable statistics path is reported.
 raw stats-unwritable "nodir/s.jsonl: cannot write statistics: No such file" \
   MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/good.plan" MEMPLAN_STATS="$WORK/nodir/s.jsonl"
+# A process reads and checks only its own image's tables: one image whose
+# tables do not hold together (the checksum made valid again) leaves the other
+# processes replaying theirs, and its own process says so in one line and runs
+# on libc.
+two="sort -n '$WORK/in.txt'; '$PROGRAMS/family' 2"
+sh -c "$two" >"$WORK/two.expected.out"
+"$MEMPLAN" record -o "$WORK/two.plan" -- sh -c "$two" >/dev/null
+"$HOSTILE_PLAN" "$WORK/two.plan" "$WORK/two.bad.plan" badimage=family
+env LD_PRELOAD="$LIB" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/two.bad.plan" \
+  MEMPLAN_STATS="$WORK/two.stats" sh -c "$two" >"$WORK/two.out" 2>"$WORK/two.err" ||
+  fail "two: the commands failed under a plan with one bad image"
+cmp -s "$WORK/two.expected.out" "$WORK/two.out" || fail "two: output changed"
+[ "$(grep -c . "$WORK/two.err")" -eq 1 ] &&
+  grep -Eq "^memplan: .*two.bad.plan: image [0-9]+: site 0 frames out of bounds; running on libc$" "$WORK/two.err" ||
+  fail "two: expected one line on the bad image, got: $(cat "$WORK/two.err")"
+grep -Eq '"exe":"/usr/bin/sort".*"hits":[1-9]' "$WORK/two.stats" ||
+  fail "two: sort, whose image is sound, was not replayed"
+echo "two: $(cat "$WORK/two.err")"
+
+# A process trusts the check its parent made of the plan (MEMPLAN_PLAN_CHECKED)
+# only for the very same file: corrupted in place once the parent has read it,
+# the plan is checked again by the child, and refused.
+cp "$WORK/good.plan" "$WORK/inplace.plan"
+mkfifo "$WORK/go"
+env LD_PRELOAD="$LIB" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/inplace.plan" sh -c \
+  "read go <'$WORK/go'; sort -n '$WORK/in.txt'" >"$WORK/inplace.out" 2>"$WORK/inplace.err" &
+# The shell has read the plan before it opens the pipe, which this waits for.
+exec 7>"$WORK/go"
+printf '\x55' | dd of="$WORK/inplace.plan" bs=1 seek=$((size - 20)) conv=notrunc status=none
+echo go >&7
+exec 7>&-
+wait $! || fail "inplace: sort failed under a plan corrupted while its parent ran"
+cmp -s "$WORK/expected.out" "$WORK/inplace.out" || fail "inplace: output changed"
+[ "$(grep -c . "$WORK/inplace.err")" -eq 1 ] &&
+  grep -q "^memplan: .*inplace.plan: checksum mismatch (corrupt file); running on libc$" "$WORK/inplace.err" ||
+  fail "inplace: expected the child to refuse the plan, got: $(cat "$WORK/inplace.err")"
+echo "inplace: $(cat "$WORK/inplace.err")"
 echo "bad input: ok"
