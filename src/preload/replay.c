@@ -334,15 +334,19 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 	enum image_match how = MATCH_SAME_EXE;
 
 	*unreadable = false;
-	for (uint32_t i = 0; i < h->image_count; i++) {
+	for (uint32_t i = 0; i < h->image_count && how != MATCH_EXACT; i++) {
+		const struct plan_image_record *rec = image_record(i);
+		if (rec->exe_key == id->exe_key && rec->args_key == id->args_key) {
+			best = i;
+			how = MATCH_EXACT;
+		}
+	}
+	/* The strings of the others are read only when no image is exact (a
+	 * script's `head -n N` for 120 values of N has 120 images). */
+	for (uint32_t i = 0; i < h->image_count && how != MATCH_EXACT; i++) {
 		const struct plan_image_record *rec = image_record(i);
 		if (rec->exe_key != id->exe_key)
 			continue;
-		if (rec->args_key == id->args_key) {
-			best = i;
-			how = MATCH_EXACT;
-			break;
-		}
 		if ((rec->flags & PLAN_IMAGE_FORKED) != forked ||
 		    (forked && rec->fork_ordinal != id->fork_ordinal))
 			continue;
