@@ -118,10 +118,10 @@ short_lines=1000 long_lines=20000
 py_rec_n=2000 py_n=40000
 if [ "$quick" = 1 ]; then
 	churn_ops=300000 mt_ops=100000 layer_iters=4 sql_rows=20000 json_records=6000
-	args_rec_ops=100000 args_ops=2000000
+	args_rec_ops=100000 args_ops=2000000 loop_rounds=20
 else
 	churn_ops=3000000 mt_ops=1000000 layer_iters=20 sql_rows=200000 json_records=60000
-	args_rec_ops=1000000 args_ops=20000000
+	args_rec_ops=1000000 args_ops=20000000 loop_rounds=120
 fi
 gen() { # gen FILE GENERATOR ARGS...: writes an input from a fixed seed
 	local file=$1 script=$2
@@ -140,7 +140,7 @@ gen text-$short_lines.txt gen_lines.py text $short_lines --seed 1
 gen text-$long_lines.txt gen_lines.py text $long_lines --seed 2
 
 workloads=(churn churn-touch churn-args layers mt-churn sqlite3 sqlite3-longer python3-json
-	python3-args jq-longer perl-longer)
+	python3-args jq-longer perl-longer shell-loop)
 declare -A wl_cmd wl_in wl_env wl_rec_cmd wl_rec_in wl_what
 churn="$build/tests/bench/bench-churn"
 wl_cmd[churn]="$churn $churn_ops"
@@ -177,6 +177,8 @@ wl_cmd[perl-longer]="$perl_bin -ne 'my @w = split; \$c{\$w[0]}++; \$t += length;
 wl_in[perl-longer]=text-$long_lines.txt
 wl_rec_in[perl-longer]=text-$short_lines.txt
 wl_what[perl-longer]="perl $(dpkg-query -W -f='${Version}' perl): counts first words and characters of $long_lines lines of 1-16 words; recorded on $short_lines lines (another seed)"
+wl_cmd[shell-loop]="/bin/sh $root/scripts/bench/shell_loop.sh $loop_rounds $work/in/text-$long_lines.txt"
+wl_what[shell-loop]="a shell script that runs many short programs, as build and CI scripts do: $loop_rounds rounds of head, sort, uniq -c, sort -rn and head over a text file ($((5 * loop_rounds + 1)) processes, each replayed from its own image of the one plan)"
 for wl in "${workloads[@]}"; do
 	wl_rec_cmd[$wl]=${wl_rec_cmd[$wl]:-${wl_cmd[$wl]}}
 	wl_rec_in[$wl]=${wl_rec_in[$wl]:-${wl_in[$wl]:-}}
@@ -325,9 +327,11 @@ done
 # Profilers: `memplan record`, as users run it (the recording, then re-planning and
 # symbolising the plan file), against heaptrack (which also interprets and
 # compresses its trace), and the command alone (what no profiler can beat), in
-# turn, all on the workload's recorded command.
+# turn, all on the workload's recorded command. Not on shell-loop: heaptrack follows
+# only a command's first process (the shell), memplan all of them.
 for ((rep = 1; rep <= reps; rep++)); do
 	for wl in "${workloads[@]}"; do
+		[ "$wl" = shell-loop ] && continue
 		say "profilers: repetition $rep/$reps, $wl"
 		for ((k = 0; k < 3; k++)); do
 			turn=$(((k + rep) % 3))
@@ -363,6 +367,7 @@ command_text() {
 	fi
 	text=${text//$build/BUILD}
 	text=${text//$root\//}
+	text=${text//$work\/in\//}
 	echo "${wl_env[$1]:+${wl_env[$1]} }$text${in:+ < $in}"
 }
 

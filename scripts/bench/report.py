@@ -517,6 +517,8 @@ def main():
         hr = stat("profiler", wl, "heaptrack", "rss_mib")
         ps = read_sizes(os.path.join(args.work, "prof", wl + ".memplan.size"))
         hs = read_sizes(os.path.join(args.work, "prof", wl + ".heaptrack.size"))
+        if not m and not h:
+            continue  # not profiled (shell-loop: heaptrack follows one process)
         ratio = m[0] / h[0] if m and h else None
         prof_ratio[wl] = ratio
         w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
@@ -588,10 +590,10 @@ def main():
       "pay it on every call; churn-touch, which writes only 8 bytes of each block, "
       "shows that cost with little else around it.")
     w("- A plan holds each call site's first 4096 occurrences exactly (16,384 if its "
-      "blocks pile up), and what goes on past them as pools of slots or a tail of places (the plan-size table). Replay "
-      "validates the plan a mebibyte at a time, giving pages back as it goes, and reads "
-      "each call site's entries with pread into a small window, so the plan adds little "
-      "to the peak RSS; the rest of memplan's RSS above the arena is its own code and "
+      "blocks pile up), and what goes on past them as pools of slots or a tail of places (the plan-size table). Each "
+      "replayed process reads the plan's index and its own image's tables, and each call "
+      "site's entries with pread into a small window, so the plan adds little to the peak "
+      "RSS; the rest of memplan's RSS above the arena is its own code and "
       "tables, libgcc's unwinder, and the allocations that went to libc.")
     w("- Where allocations are few and large (layers), the arena is mapped once and its "
       "pages stay resident, so the program neither waits for the allocator nor "
