@@ -64,4 +64,18 @@ forked_lines pool 'python3[.0-9]*' >"$WORK/forked"
 # allocates (its start-up) is the same.
 awk '$3 * 2 < $2 { exit 1 }' "$WORK/forked" ||
   fail "pool: a worker served less than half its allocations from its plan: $(tr '\n' ';' <"$WORK/forked")"
+# A shell forks for every command of a loop's every round, and each child
+# allocates before its exec: the plan keeps the first 64 of an image's children
+# forked without exec, not one image per round (a plan that grew with the
+# loop's length). The children past them replay with their parent's image.
+loop='i=0; while [ $i -lt 60 ]; do echo "$i" | cat | cat >/dev/null; i=$((i + 1)); done; echo done'
+run_plain loop sh -c "$loop"
+run_record loop sh -c "$loop"
+same_as_plain loop record
+shell=$(basename "$(readlink -f "$(command -v sh)")")
+children=$("$MEMPLAN" show --all "$WORK/loop.plan" | grep -c "/$shell (pid [0-9]*, forked without exec)\$" || true)
+[ "$children" -eq 64 ] || fail "loop: $children plans of the shell's forked children, not 64"
+run_replay loop sh -c "$loop"
+same_as_plain loop replay
+echo "loop: 180 forks, $children of them planned"
 echo "fork: ok"
