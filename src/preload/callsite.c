@@ -408,14 +408,14 @@ static struct callsite_recent *origin_way(struct thread_caches *tc, struct calls
 }
 
 /* Makes the stack ips[0..n), whose return addresses lie at at[0..n), the
- * origin's cached one in tc (the calling thread's own caches), for site,
- * whose cookie is cookie: where the slot keeps
- * it, or the cookie as it was if the stack cannot be checked there (its first
- * return address is not the origin's, it is deeper than CALLSITE_VERIFIED + 1
- * frames, or a return address lies where an offset cannot say). An origin
- * whose slot holds another stack keeps that one: this one goes to the slot of
- * callsite_split for the word where the two differ. It reads the caller's
- * frames, which AddressSanitizer would not expect. */
+ * origin's cached one in tc (the calling thread's own caches), for site, whose
+ * cookie is cookie: where the slot keeps it, or the cookie as it was if the
+ * stack cannot be checked there (its first return address is not the
+ * origin's, it is deeper than CALLSITE_VERIFIED + 1 frames, or a return
+ * address lies where an offset cannot say). An origin whose slot holds another
+ * stack keeps that one: this one goes to the slot of the split caches for the
+ * word where the two differ. It reads the caller's frames, which
+ * AddressSanitizer would not expect. */
 __attribute__((no_sanitize("address"))) static void **
 remember(struct thread_caches *tc, uintptr_t return_address, uintptr_t frame, void *const *ips,
 	 const uintptr_t *at, int n, uint32_t site, void **cookie)
