@@ -495,9 +495,8 @@ static int index_image(void)
 int replay_start(void)
 {
 	static const struct callsite_interner interner = {intern_site, NULL, false, false};
-	int r;
-
 	bool unreadable;
+	int r;
 
 	if (!map_plan())
 		return -EINVAL;
