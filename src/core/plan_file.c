@@ -183,6 +183,13 @@ static int frame_sizes_validate(const struct plan_image *im, uint32_t index, cha
 	return 0;
 }
 
+/* Whether an image's arguments lie inside its string table. */
+static bool args_fit(const struct plan_image_record *r)
+{
+	return !r->args_bytes || (r->args_offset <= r->strings_bytes &&
+				  r->args_bytes <= r->strings_bytes - r->args_offset);
+}
+
 /* Checks one image's tables except its entries and their blocks. */
 static int image_validate_tables(const struct plan_image *im, uint32_t index, bool symbols,
 				 char *why, size_t why_len)
@@ -194,8 +201,7 @@ static int image_validate_tables(const struct plan_image *im, uint32_t index, bo
 	    !string_fits(r->exe_path_offset, r->exe_path_bytes, im->strings, r->strings_bytes))
 		return fail(why, why_len, -EINVAL, "image %u: executable path out of bounds",
 			    index);
-	if (r->args_bytes && (r->args_offset > r->strings_bytes ||
-			      r->args_bytes > r->strings_bytes - r->args_offset))
+	if (!args_fit(r))
 		return fail(why, why_len, -EINVAL, "image %u: arguments out of bounds", index);
 	if (r->depth == 0 || r->depth > PLAN_MAX_DEPTH)
 		return fail(why, why_len, -EINVAL, "image %u: call-site depth %u out of range",
@@ -1032,8 +1038,7 @@ int plan_file_read_image_strings(int fd, void *buf, uint64_t len, uint32_t i, ch
 	r = read_table(fd, buf, len, rec->strings_offset, rec->strings_bytes, 1);
 	if (r < 0)
 		return read_failed(why, why_len, r);
-	if (rec->args_bytes && (rec->args_offset > rec->strings_bytes ||
-				rec->args_bytes > rec->strings_bytes - rec->args_offset))
+	if (!args_fit(rec))
 		return fail(why, why_len, -EINVAL, "image %u: arguments out of bounds", i);
 	return 0;
 }
