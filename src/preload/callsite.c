@@ -14,6 +14,7 @@
 #include "guard.h"
 #include "hash64.h"
 #include "lone_atomic.h"
+#include "main_stack.h"
 #include "modules.h"
 #include "thread_lineage.h"
 
@@ -503,6 +504,18 @@ void callsite_note_stack(void)
 		callsite_stack_top = (uintptr_t)low + bytes;
 	}
 	pthread_attr_destroy(&attr);
+}
+
+void callsite_note_main_stack(void)
+{
+	uintptr_t low, top;
+
+	if (main_stack_bounds(callsite_stack_base, &low, &top)) {
+		callsite_stack_low = low;
+		callsite_stack_top = top;
+	} else {
+		callsite_note_stack();
+	}
 }
 
 /* Clears the shared tables keyed by raw addresses, made before the unload that

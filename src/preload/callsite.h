@@ -217,6 +217,10 @@ callsite_cached(uintptr_t return_address, uintptr_t frame, void ***cookie)
  * mappings and stack limit) and allocates on the way. Call with the guard set. */
 void callsite_note_stack(void);
 
+/* The same for the main thread, at start-up, once callsite_stack_base holds
+ * __libc_stack_end, without glibc's stdio (main_stack.h). */
+void callsite_note_main_stack(void);
+
 /* Notes the call origin of an exported function: its return address and frame. */
 static inline void callsite_mark(uintptr_t return_address, uintptr_t frame)
 {

@@ -404,7 +404,7 @@ __attribute__((constructor)) static void preload_init(void)
 	 * first frames lie below where the kernel left the stack. Then the bounds of
 	 * its stack mapping, for stack walks. */
 	callsite_stack_base = (uintptr_t)__libc_stack_end;
-	callsite_note_stack();
+	callsite_note_main_stack();
 	mode = read_environment();
 	bool started = mode != PRELOAD_OFF && start_mode(mode) == 0;
 	if (started) {
