@@ -991,8 +991,8 @@ uint64_t callsite_main_module_key(void)
 {
 	uint64_t key;
 
-	pthread_mutex_lock(&callsite_mutex);
+	bool held = lone_lock(&callsite_mutex);
 	key = module_table_main_key(&modules);
-	pthread_mutex_unlock(&callsite_mutex);
+	lone_unlock(&callsite_mutex, held);
 	return key;
 }

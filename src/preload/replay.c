@@ -206,10 +206,32 @@ static pthread_mutex_t windows_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void plan_identity_text(const struct stat *st, char *out, size_t cap)
 {
-	snprintf(out, cap, "%llu:%llu:%llu:%lld.%09ld:%lld.%09ld", (unsigned long long)st->st_dev,
-		 (unsigned long long)st->st_ino, (unsigned long long)st->st_size,
-		 (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
-		 st->st_ctim.tv_nsec);
+	const uint64_t fields[] = {
+	    st->st_dev,
+	    st->st_ino,
+	    (uint64_t)st->st_size,
+	    (uint64_t)st->st_mtim.tv_sec,
+	    (uint64_t)st->st_mtim.tv_nsec,
+	    (uint64_t)st->st_ctim.tv_sec,
+	    (uint64_t)st->st_ctim.tv_nsec,
+	};
+	size_t at = 0;
+
+	/* log_u64, not snprintf: printf's code is not otherwise run by a small
+	 * program, and its pages would count in the program's resident set. */
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		char digits[21];
+		const char *text = log_u64(digits, fields[i]);
+		size_t len = strlen(text);
+
+		if (at + len + 2 > cap)
+			break;
+		if (i)
+			out[at++] = i == 4 || i == 6 ? '.' : ':';
+		memcpy(out + at, text, len);
+		at += len;
+	}
+	out[at] = '\0';
 }
 
 /* Reads the plan's index, its checksum verified unless an ancestor did it for
@@ -217,7 +239,7 @@ static void plan_identity_text(const struct stat *st, char *out, size_t cap)
 static const void *map_plan(void)
 {
 	const char *path = preload_config.plan_path;
-	char why[256], identity[128];
+	char why[256], identity[7 * 21 + 1]; /* seven numbers and their separators */
 	struct stat st;
 	void *tables;
 	int fd, r;
@@ -734,7 +756,7 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 	const struct site_plan *s = &site_plans[site];
 	struct entry_window *w;
 
-	pthread_mutex_lock(&windows_lock);
+	bool held = lone_lock(&windows_lock);
 	w = atomic_load_explicit(&windows[site], memory_order_relaxed);
 	if (!w) {
 		uint64_t capacity = s->entries >= WINDOW_WIDE_ENTRIES
@@ -768,7 +790,7 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 			atomic_store_explicit(&windows[site], w, memory_order_release);
 		}
 	}
-	pthread_mutex_unlock(&windows_lock);
+	lone_unlock(&windows_lock, held);
 	return w;
 }
 
@@ -909,11 +931,11 @@ static __attribute__((noinline)) bool read_entry(struct entry_window *w, uint64_
 {
 	bool ok;
 
-	pthread_mutex_lock(&windows_lock);
+	bool held = lone_lock(&windows_lock);
 	/* Under the lock no refill is under way: a lookup fails only outside the
 	 * window (another thread may have just refilled it). */
 	ok = window_lookup(w, k, out) || (window_refill(w, k) && window_lookup(w, k, out));
-	pthread_mutex_unlock(&windows_lock);
+	lone_unlock(&windows_lock, held);
 	return ok;
 }
 
@@ -984,7 +1006,7 @@ static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 /* Opens the site's chunks whose gates occurrence k has reached. */
 static __attribute__((noinline)) void open_chunks(struct entry_window *w, uint32_t k)
 {
-	pthread_mutex_lock(&windows_lock);
+	bool held = lone_lock(&windows_lock);
 	const struct chunk_gate *gates = chunk_gates + w->first_gate;
 
 	while (w->gate_next < w->gate_count && gates[w->gate_next].occurrence <= k)
@@ -993,7 +1015,7 @@ static __attribute__((noinline)) void open_chunks(struct entry_window *w, uint32
 			      w->gate_next < w->gate_count ? gates[w->gate_next].occurrence
 							   : UINT32_MAX,
 			      memory_order_relaxed);
-	pthread_mutex_unlock(&windows_lock);
+	lone_unlock(&windows_lock, held);
 }
 
 /* A place of the site's steady state for occurrence k: a pool slot, or, for a
