@@ -22,6 +22,7 @@ tests=(
   man-db          # `man -l` reads the man page in its test
   # Real programs the tests run under record and replay:
   sqlite3 jq perl gzip git python3 binutils make xz-utils nodejs
+  php-cli         # opens its extensions with RTLD_DEEPBIND
 )
 
 case "${1:-}" in

@@ -21,6 +21,7 @@
 #include "callsite.h"
 #include "config.h"
 #include "file_io.h"
+#include "deepbind.h"
 #include "guard.h"
 #include "log.h"
 #include "plan_store.h"
@@ -411,6 +412,7 @@ __attribute__((constructor)) static void preload_init(void)
 		owner_pid = getpid();
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 		signal_hook_install(on_fatal_signal);
+		deepbind_start();
 		atomic_store(&preload_mode, mode);
 	}
 	if (mode == PRELOAD_REPLAY)

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "deepbind.h"
 #include "guard.h"
 
 static struct real_functions real;
@@ -34,8 +35,11 @@ static void resolve(void)
 	real.sigaction = dlsym(RTLD_NEXT, "sigaction");
 	real.signal = dlsym(RTLD_NEXT, "signal");
 	real.dlclose = dlsym(RTLD_NEXT, "dlclose");
+	real.dlopen = dlsym(RTLD_NEXT, "dlopen");
 	if (!real.exit_now)
 		real.exit_now = exit_by_syscall;
+	/* memplan's dlopen jumps to it from now on (deepbind_entry.S). */
+	deepbind_real_dlopen = real.dlopen;
 	guard_leave();
 }
 

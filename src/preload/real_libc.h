@@ -34,6 +34,7 @@ struct real_functions {
 	int (*sigaction)(int sig, const struct sigaction *act, struct sigaction *old);
 	void (*(*signal)(int sig, void (*handler)(int)))(int);
 	int (*dlclose)(void *handle);
+	void *(*dlopen)(const char *file, int mode);
 };
 
 /* The resolved functions; resolves them on first use. Thread-safe. Never NULL

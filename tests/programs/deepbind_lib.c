@@ -1,0 +1,50 @@
+/* The library deepbind_host opens with RTLD_DEEPBIND: its allocation calls,
+ * through the PLT and through pointers in its data, bind to libc first. */
+#include <malloc.h>
+#include <stdlib.h>
+
+struct deepbind_api {
+	void (*free)(void *p);
+	void *(*malloc)(size_t n);
+	void *(*calloc)(size_t n, size_t size);
+	void *(*realloc)(void *p, size_t n);
+	void *(*aligned_alloc)(size_t align, size_t n);
+	size_t (*usable)(void *p);
+	void (*free_by_pointer)(void *p);
+};
+
+static void lib_free(void *p)
+{
+	free(p);
+}
+
+static void *lib_malloc(size_t n)
+{
+	return malloc(n);
+}
+
+static void *lib_calloc(size_t n, size_t size)
+{
+	return calloc(n, size);
+}
+
+static void *lib_realloc(void *p, size_t n)
+{
+	return realloc(p, n);
+}
+
+static void *lib_aligned_alloc(size_t align, size_t n)
+{
+	return aligned_alloc(align, n);
+}
+
+static size_t lib_usable(void *p)
+{
+	return malloc_usable_size(p);
+}
+
+/* free itself, as a pointer in the library's data: a relocation of its own,
+ * not a call through the PLT. */
+__attribute__((visibility("default"))) const struct deepbind_api deepbind_api = {
+    lib_free, lib_malloc, lib_calloc, lib_realloc, lib_aligned_alloc, lib_usable, free,
+};
