@@ -48,6 +48,7 @@ static void add_line(const struct stats_line *line, void *ctx)
 	im->arena_bytes = line->arena_bytes;
 	im->in_plan = line->exe_in_plan;
 	im->other_args = !strcmp(line->match, "same_exe");
+	im->parent_image = !strcmp(line->match, "parent");
 	uint64_t most = 0;
 	for (uint32_t k = 0; k < line->miss_count; k++)
 		if (line->miss[k] > most) {
@@ -56,7 +57,9 @@ static void add_line(const struct stats_line *line, void *ctx)
 		}
 	s->allocs += im->allocs;
 	s->hits += im->hits;
-	s->arena_bytes += im->arena_bytes;
+	/* A child served from its parent's image has its parent's arena. */
+	if (!im->parent_image)
+		s->arena_bytes += im->arena_bytes;
 	s->any_in_plan |= im->in_plan;
 }
 
@@ -95,10 +98,14 @@ static void percent_text(char *out, size_t cap, uint64_t hits, uint64_t allocs)
 		snprintf(out, cap, "%.1f%%", floor(1000.0 * (double)hits / (double)allocs) / 10);
 }
 
-enum reason { OTHER_ARGS, OTHER_BUILD, NOT_IN_PLAN, POOR, REASONS };
+enum reason { OTHER_ARGS, OTHER_BUILD, NOT_IN_PLAN, PAST_FORKS, POOR, REASONS };
 
 static const char *const reason_label[REASONS] = {
-    "for other arguments", "another build in the plan", "not in the plan", "poorly served",
+    "for other arguments",
+    "another build in the plan",
+    "not in the plan",
+    "forked past the children the plan keeps",
+    "poorly served",
 };
 
 static bool has_name(const char *const *names, size_t count, const char *name)
@@ -145,7 +152,7 @@ static void print_reason(FILE *out, enum reason why, struct replay_image **list,
 		fprintf(out, "%s %s", shown ? "," : "", list[i]->name);
 		if (same > 1)
 			fprintf(out, " x%u", same);
-		if (why == OTHER_ARGS || why == POOR)
+		if (why == OTHER_ARGS || why == PAST_FORKS || why == POOR)
 			fprintf(out, " %s", pct);
 		if (why == POOR && list[i]->top_miss[0])
 			fprintf(out, " (mostly %s)", list[i]->top_miss);
@@ -190,7 +197,7 @@ void replay_summary_print(FILE *out, const struct replay_summary *s, const char 
 		else if (im->other_args)
 			why = OTHER_ARGS;
 		else if ((double)im->hits * 100.0 < poor_pct * (double)im->allocs)
-			why = POOR;
+			why = im->parent_image ? PAST_FORKS : POOR;
 		else
 			continue;
 		if (lists[why])

@@ -2,7 +2,8 @@
  * of the command's allocations served from the arena, the arena, and for each
  * process image that had no plan or a poor one, why: a plan for other
  * arguments, another build of its executable in the plan, no image of it at
- * all, or few of its allocations served (and the main reason). Read from the
+ * all, a forked child past those the plan keeps, or few of its allocations
+ * served (and the main reason). Read from the
  * statistics lines the command's processes appended (stats_lines.h). */
 #pragma once
 
@@ -17,6 +18,7 @@ struct replay_image {
 	char name[256]; /* the executable's file name */
 	uint64_t allocs, hits, arena_bytes;
 	bool in_plan, other_args;
+	bool parent_image; /* a forked child the plan has no image of, served from its parent's */
 	char top_miss[24]; /* the reason most allocations went to libc, or "" */
 };
 

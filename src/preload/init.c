@@ -158,8 +158,8 @@ static void after_fork_parent(void)
 /* A child forked without exec runs code of its own: it is an image of its own,
  * and records a plan of its own. In replay it replays that plan in an arena of
  * its own if there is one, and else goes on serving its parent's plan from its
- * private copy of the parent's arena, as a part of the parent that writes no
- * statistics. */
+ * private copy of the parent's arena; either way it writes statistics of its
+ * own. */
 static void after_fork_child(void)
 {
 	bool own;
@@ -173,7 +173,8 @@ static void after_fork_child(void)
 			atomic_store(&preload_mode, PRELOAD_OFF);
 	} else {
 		record_after_fork_child();
-		own = replay_after_fork_child();
+		replay_after_fork_child();
+		own = true;
 	}
 	if (own)
 		owner_pid = getpid();

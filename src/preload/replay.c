@@ -60,12 +60,14 @@ static const char *const miss_names[MISS_COUNT] = {
 };
 
 /* How this process's image was found in the plan. */
-enum image_match { MATCH_NONE, MATCH_EXACT, MATCH_SAME_EXE };
-static const char *const match_names[] = {"none", "exact", "same_exe"};
+enum image_match { MATCH_NONE, MATCH_EXACT, MATCH_SAME_EXE, MATCH_PARENT };
+static const char *const match_names[] = {"none", "exact", "same_exe", "parent"};
 
 static struct plan_image image;
 static bool have_image;
 static enum image_match image_match;
+/* A forked child that found no image of its own in the plan. */
+static bool without_own_image;
 /* Whether the plan has an image of this executable, with these arguments or
  * others: a plan in which no process of a command finds its program was made
  * from other programs (memplan replay reads it from the statistics). */
@@ -1029,6 +1031,18 @@ static inline void *steady_claim(struct entry_window *w, uint32_t k, size_t size
 	return pool_claim(w, size, align);
 }
 
+/* Starts this forked child's statistics from zero. With one thread. */
+static void reset_counters(void)
+{
+	/* The counter blocks stay allocated: the parent's threads are gone, and
+	 * nothing refers to them once the list is empty. */
+	atomic_store(&all_counters, NULL);
+	thread_counters = NULL;
+	memset(&shared_counters, 0, sizeof(shared_counters));
+	atomic_store(&libc_live_bytes, 0);
+	atomic_store(&libc_peak_bytes, 0);
+}
+
 /* Forgets the image being replayed: its sites, windows and statistics. With one
  * thread (a forked child). */
 static void drop_image(void)
@@ -1058,13 +1072,7 @@ static void drop_image(void)
 	pool_slots = NULL;
 	windows = NULL;
 	site_first_block = block_offsets = NULL;
-	/* The counter blocks stay allocated: the parent's threads are gone, and
-	 * nothing refers to them once the list is empty. */
-	atomic_store(&all_counters, NULL);
-	thread_counters = NULL;
-	memset(&shared_counters, 0, sizeof(shared_counters));
-	atomic_store(&libc_live_bytes, 0);
-	atomic_store(&libc_peak_bytes, 0);
+	reset_counters();
 	have_image = false;
 }
 
@@ -1101,7 +1109,7 @@ static bool take_own_image(const struct plan_image *mine)
 	return true;
 }
 
-bool replay_after_fork_child(void)
+void replay_after_fork_child(void)
 {
 	struct plan_image mine;
 
@@ -1122,12 +1130,18 @@ bool replay_after_fork_child(void)
 	if (plan_map)
 		how = find_image(&mine, &unreadable);
 	if (how == MATCH_NONE || !take_own_image(&mine)) {
+		/* A child the recording did not keep (it keeps an image's first
+		 * RECORD_FORKS_MAX), or with no room to retire its parent's arena:
+		 * it goes on with its parent's image, and counts what it does. */
 		if (plan_map)
 			drop_tables();
-		return false;
+		reset_counters();
+		image_match = have_image ? MATCH_PARENT : MATCH_NONE;
+		without_own_image = true;
+		return;
 	}
 	image_match = how;
-	return true;
+	without_own_image = false;
 }
 
 /* Whether an entry lies inside the arena, as every entry of a plan memplan
@@ -1622,7 +1636,9 @@ void replay_finish(void)
 	for (int i = 0; i < MISS_COUNT; i++)
 		missed += misses[i] = total(offsetof(struct replay_counters, misses[i]));
 	strict_judge(exe_in_plan, hits, hits + missed);
-	if (!preload_config.stats_path[0])
+	/* As a recording keeps no image of a forked child that allocated nothing,
+	 * such a child without an image of its own writes no line. */
+	if (!preload_config.stats_path[0] || (without_own_image && !(hits + missed)))
 		return;
 	json_begin(&j);
 	json_key_str(&j, "exe", preload_config.image.exe_path);

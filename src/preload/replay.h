@@ -53,7 +53,7 @@ void replay_finish(void);
 
 /* After fork, in the child, which has its own identity already: resets the locks
  * another thread may have held. If the plan has an image for the child, the child
- * replays that one from now on, in an arena of its own, and returns true: its
- * statistics are its own to write. Else it goes on with its parent's image and
- * arena, and returns false. */
-bool replay_after_fork_child(void);
+ * replays that one from now on, in an arena of its own. Else it goes on with its
+ * parent's image and arena (its statistics say "match": "parent"). Either way its
+ * statistics start from zero and are its own to write. */
+void replay_after_fork_child(void);

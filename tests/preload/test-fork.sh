@@ -67,7 +67,8 @@ awk '$3 * 2 < $2 { exit 1 }' "$WORK/forked" ||
 # A shell forks for every command of a loop's every round, and each child
 # allocates before its exec: the plan keeps the first 64 of an image's children
 # forked without exec, not one image per round (a plan that grew with the
-# loop's length). The children past them replay with their parent's image.
+# loop's length). The children past them replay with their parent's image, and
+# count what they do in statistics of their own ("match": "parent").
 loop='i=0; while [ $i -lt 60 ]; do echo "$i" | cat | cat >/dev/null; i=$((i + 1)); done; echo done'
 run_plain loop sh -c "$loop"
 run_record loop sh -c "$loop"
@@ -77,5 +78,15 @@ children=$("$MEMPLAN" show --all "$WORK/loop.plan" | grep -c "/$shell (pid [0-9]
 [ "$children" -eq 64 ] || fail "loop: $children plans of the shell's forked children, not 64"
 run_replay loop sh -c "$loop"
 same_as_plain loop replay
+python3 -S -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if "\"fork\"" in l]
+own = sum(1 for d in lines if d["match"] == "exact")
+parent = [d for d in lines if d["match"] == "parent"]
+assert own == 64, "%d forked children replayed their own image, not 64" % own
+assert len(parent) >= 100, "only %d forked children past the 64 wrote statistics" % len(parent)
+assert all(d["allocs"] > 0 and d["planned"] > 0 for d in parent), "a line of a child on its parent image is empty"
+print("loop: %d forked children on their own image, %d on their parent image (%d allocations)"
+      % (own, len(parent), sum(d["allocs"] for d in parent)))' "$WORK/loop.stats" || fail "loop: statistics of the forked children"
 echo "loop: 180 forks, $children of them planned"
 echo "fork: ok"
