@@ -104,7 +104,7 @@ static const char *const reason_label[REASONS] = {
     "for other arguments",
     "another build in the plan",
     "not in the plan",
-    "forked past the children the plan keeps",
+    "forked children not in the plan",
     "poorly served",
 };
 

@@ -83,7 +83,7 @@ loop='i=0; while [ $i -lt 40 ]; do echo "$i" | cat | cat >/dev/null; i=$((i + 1)
 status 0 "$MEMPLAN" record -o loop.plan -- sh -c "$loop"
 rm -f loop.jsonl
 status 0 "$MEMPLAN" replay -p loop.plan --stats loop.jsonl -- sh -c "$loop"
-grep -Eq '; forked past the children the plan keeps: [a-z]+ x[0-9]+ [0-9.]+%' err ||
+grep -Eq '; forked children not in the plan: [a-z]+ x[0-9]+ [0-9.]+%' err ||
   fail "loop: the children past the plan's are not named: $(cat err)"
 python3 -S - loop.jsonl "$(cat err)" <<'PY' || fail "loop: the summary does not add up the statistics: $(cat err)"
 import json, sys
