@@ -30,6 +30,7 @@
 #include "record_module.h"
 #include "replay.h"
 #include "signal_hook.h"
+#include "stats_file.h"
 #include "strict.h"
 
 extern void *__libc_stack_end; /* glibc: the stack top at process start */
@@ -358,13 +359,11 @@ static int start_mode(enum preload_mode mode)
 		log_error("cannot read /proc/self: plans will not match across runs", NULL);
 	/* Report an unwritable statistics file now: at exit stderr may be closed. */
 	if (preload_config.stats_path[0]) {
-		int fd = file_open_append(preload_config.stats_path);
-		if (fd < 0) {
+		int err = stats_file_open(preload_config.stats_path);
+		if (err < 0) {
 			log_error(preload_config.stats_path, ": cannot write statistics: ",
-				  output_problem(fd), NULL);
+				  output_problem(err), NULL);
 			preload_config.stats_path[0] = '\0';
-		} else {
-			close(fd);
 		}
 	}
 	/* Replay loads the record module too, and runs none of its code (it has

@@ -2,11 +2,9 @@
 #include "json_line.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "file_io.h"
+#include "stats_file.h"
 #include "utf8.h"
 
 static void put(struct json_line *j, const char *s, size_t n)
@@ -111,15 +109,8 @@ void json_end(struct json_line *j)
 
 int json_append_line(struct json_line *j, const char *path)
 {
-	int fd, r = 0;
-
 	if (j->overflow)
 		return -ENOBUFS;
 	put(j, "\n", 1);
-	fd = file_open_append(path);
-	if (fd < 0)
-		return fd;
-	r = file_write_all(fd, j->buf, j->len, JSON_PIPE_WAIT_MS);
-	close(fd);
-	return r;
+	return stats_file_append(path, j->buf, j->len, JSON_PIPE_WAIT_MS);
 }

@@ -24,10 +24,11 @@ void json_end(struct json_line *j);			    /* } */
 /* How long json_append_line waits for a pipe's reader to make room. */
 #define JSON_PIPE_WAIT_MS 2000
 
-/* Appends the line and a newline to path with one O_APPEND write, so lines from
- * concurrent processes never interleave. path may be a regular file, a device or
- * a pipe that some process reads (file_open_append): never does it block the
- * program for long, at most JSON_PIPE_WAIT_MS for a full pipe. Returns 0 or a
+/* Appends the line and a newline to the statistics file path (stats_file.h) with
+ * one O_APPEND write, so lines from concurrent processes never interleave. path
+ * may be a regular file, a device or a pipe that some process reads
+ * (file_open_append): never does it block the program for long, at most
+ * JSON_PIPE_WAIT_MS for a full pipe. Returns 0 or a
  * negative errno (-ENOBUFS if the line did not fit, -ENXIO for a FIFO that no
  * process reads). */
 int json_append_line(struct json_line *j, const char *path);
