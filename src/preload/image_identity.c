@@ -69,9 +69,14 @@ int image_identity_read(struct image_identity *id, uint64_t exe_key)
 	return 0;
 }
 
+uint64_t image_fork_args_key(uint64_t parent_args_key, uint64_t ordinal)
+{
+	return hash64(&ordinal, sizeof(ordinal), parent_args_key);
+}
+
 void image_identity_fork(struct image_identity *id, uint64_t ordinal)
 {
-	id->args_key = hash64(&ordinal, sizeof(ordinal), id->args_key);
+	id->args_key = image_fork_args_key(id->args_key, ordinal);
 	id->fork_ordinal = ordinal;
 }
 

@@ -8,6 +8,12 @@
 
 #define IMAGE_ARGS_MAX 4096
 
+/* Children forked without exec that a recording keeps, per image: the first
+ * ones. A program that forks in a loop (a shell, for each command of each
+ * round) would otherwise add an image a fork, and its plan grow with the
+ * rounds. */
+#define IMAGE_FORKS_KEPT 64
+
 struct image_identity {
 	uint64_t exe_key;
 	uint64_t args_key; /* hash of argv (argv[0] by its file name), however long */
@@ -16,6 +22,10 @@ struct image_identity {
 	uint32_t args_bytes;
 	uint64_t fork_ordinal; /* a child forked without exec: which fork (from 1); else 0 */
 };
+
+/* The args_key of the ordinal-th child forked without exec by an image whose
+ * args_key is parent_args_key. */
+uint64_t image_fork_args_key(uint64_t parent_args_key, uint64_t ordinal);
 
 /* Reads the identity of the running image (from /proc/self). exe_key must come from
  * callsite_main_module_key() or equivalent. Returns 0 or a negative errno. Does not

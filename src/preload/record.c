@@ -407,9 +407,6 @@ void record_after_fork_parent(void)
 	pthread_mutex_unlock(&record_mutex);
 }
 
-/* Children forked without exec recorded per image (record_after_fork_child). */
-#define RECORD_FORKS_MAX 64
-
 /* The blocks the child inherited are not in its recording: it frees them as any
  * address the recording never saw, recording nothing. Its call sites stay known
  * (the interner's), with their numbers: the child's plan lists them all. */
@@ -417,14 +414,12 @@ bool record_after_fork_child(void)
 {
 	pthread_mutex_init(&record_mutex, NULL);
 	callsite_after_fork_child();
-	/* A program that forks in a loop (a shell, for each command of each
-	 * round) would add an image a fork, and its plan would grow with the
-	 * rounds: a shell loop of 600 forks gave 600 images, 2.4 MB of a 4.35 MB
-	 * plan, whose image table every process of the replay reads. Children
-	 * past an image's first RECORD_FORKS_MAX are not recorded; in replay,
-	 * like any child the recording did not see, they go on with their
-	 * parent's image. */
-	if (preload_config.image.fork_ordinal > RECORD_FORKS_MAX)
+	/* A shell loop of 600 forks gave 600 images, 2.4 MB of a 4.35 MB plan,
+	 * whose image table every process of the replay reads. Children past
+	 * an image's first IMAGE_FORKS_KEPT are not recorded; in replay, they
+	 * take the image of the sibling that their parent's forks repeat
+	 * (replay.c, sibling_image). */
+	if (preload_config.image.fork_ordinal > IMAGE_FORKS_KEPT)
 		recording_on = false;
 	if (!recording_on)
 		return false;

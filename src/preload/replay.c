@@ -60,14 +60,12 @@ static const char *const miss_names[MISS_COUNT] = {
 };
 
 /* How this process's image was found in the plan. */
-enum image_match { MATCH_NONE, MATCH_EXACT, MATCH_SAME_EXE, MATCH_PARENT };
-static const char *const match_names[] = {"none", "exact", "same_exe", "parent"};
+enum image_match { MATCH_NONE, MATCH_EXACT, MATCH_SAME_EXE, MATCH_PARENT, MATCH_SIBLING };
+static const char *const match_names[] = {"none", "exact", "same_exe", "parent", "sibling"};
 
 static struct plan_image image;
 static bool have_image;
 static enum image_match image_match;
-/* A forked child that found no image of its own in the plan. */
-static bool without_own_image;
 /* Whether the plan has an image of this executable, with these arguments or
  * others: a plan in which no process of a command finds its program was made
  * from other programs (memplan replay reads it from the statistics). */
@@ -393,6 +391,62 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 	}
 	plan_file_image(plan_map, best, found);
 	return how;
+}
+
+/* For a child forked without exec that the plan has no image of, because it
+ * came past the forks of its parent that the recording kept (the first
+ * IMAGE_FORKS_KEPT) or saw (a shorter run), the image of the recorded sibling
+ * it repeats: a program that forks in a loop forks the same
+ * few kinds of child in turn (a shell, one per command of a pipeline), and
+ * the last recorded forks show the turn's length, p, as the least for which
+ * the last p siblings recorded look as the p before them (each one's entries
+ * and sites; a sibling that allocated nothing has no image and looks as
+ * another such). Child n then repeats the sibling in the last turn that is n
+ * forks apart from it by a multiple of p. Returns its index, or UINT32_MAX if
+ * there is none (no turn shows, or that sibling has no image). */
+static uint32_t sibling_image(void)
+{
+	const struct plan_file_header *h = plan_file_header(plan_map);
+	const struct image_identity *id = &preload_config.image;
+	uint32_t of[IMAGE_FORKS_KEPT + 1], last = 0;
+
+	/* The siblings are the recorded children of the image the parent
+	 * replays (which may be of other arguments than the parent's own). */
+	if (!id->fork_ordinal || !have_image)
+		return UINT32_MAX;
+	for (uint32_t o = 0; o <= IMAGE_FORKS_KEPT; o++)
+		of[o] = UINT32_MAX;
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		const struct plan_image_record *rec = image_record(i);
+		uint32_t o = rec->fork_ordinal;
+		if (rec->exe_key == image.record.exe_key && rec->flags & PLAN_IMAGE_FORKED && o &&
+		    o <= IMAGE_FORKS_KEPT && of[o] == UINT32_MAX &&
+		    rec->args_key == image_fork_args_key(image.record.args_key, o)) {
+			of[o] = i;
+			last = o > last ? o : last;
+		}
+	}
+	/* Within the recorded forks, a child with no image is one the
+	 * recording saw allocate nothing, or one that went another way. */
+	if (id->fork_ordinal <= last)
+		return UINT32_MAX;
+#define SAME(a, b)                                                                                 \
+	(of[a] == UINT32_MAX ? of[b] == UINT32_MAX                                                 \
+			     : of[b] != UINT32_MAX &&                                              \
+				   image_record(of[a])->entry_count ==                             \
+				       image_record(of[b])->entry_count &&                         \
+				   image_record(of[a])->site_count == image_record(of[b])->site_count)
+	for (uint32_t p = 1; p <= last / 2; p++) {
+		bool turn = true;
+		for (uint32_t o = last - p + 1; turn && o <= last; o++)
+			turn = SAME(o, o - p);
+		if (turn) {
+			uint64_t past = id->fork_ordinal - last;
+			return of[id->fork_ordinal - p * ((past + p - 1) / p)];
+		}
+	}
+#undef SAME
+	return UINT32_MAX;
 }
 
 /* A pool of the image, as replay serves it: its slot size and alignment, and
@@ -1129,19 +1183,24 @@ void replay_after_fork_child(void)
 	say_unreadable_image = false;
 	if (plan_map)
 		how = find_image(&mine, &unreadable);
+	if (how == MATCH_NONE && plan_map && !unreadable) {
+		uint32_t sibling = sibling_image();
+		if (sibling != UINT32_MAX && read_image(sibling, false)) {
+			plan_file_image(plan_map, sibling, &mine);
+			how = MATCH_SIBLING;
+		}
+	}
 	if (how == MATCH_NONE || !take_own_image(&mine)) {
-		/* A child the recording did not keep (it keeps an image's first
-		 * RECORD_FORKS_MAX), or with no room to retire its parent's arena:
-		 * it goes on with its parent's image, and counts what it does. */
+		/* A child the recording did not run, or with no room to retire
+		 * its parent's arena: it goes on with its parent's image, and
+		 * counts what it does. */
 		if (plan_map)
 			drop_tables();
 		reset_counters();
 		image_match = have_image ? MATCH_PARENT : MATCH_NONE;
-		without_own_image = true;
 		return;
 	}
 	image_match = how;
-	without_own_image = false;
 }
 
 /* Whether an entry lies inside the arena, as every entry of a plan memplan
@@ -1637,8 +1696,8 @@ void replay_finish(void)
 		missed += misses[i] = total(offsetof(struct replay_counters, misses[i]));
 	strict_judge(exe_in_plan, hits, hits + missed);
 	/* As a recording keeps no image of a forked child that allocated nothing,
-	 * such a child without an image of its own writes no line. */
-	if (!preload_config.stats_path[0] || (without_own_image && !(hits + missed)))
+	 * such a child writes no line. */
+	if (!preload_config.stats_path[0] || (preload_config.image.fork_ordinal && !(hits + missed)))
 		return;
 	json_begin(&j);
 	json_key_str(&j, "exe", preload_config.image.exe_path);

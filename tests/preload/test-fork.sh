@@ -67,8 +67,9 @@ awk '$3 * 2 < $2 { exit 1 }' "$WORK/forked" ||
 # A shell forks for every command of a loop's every round, and each child
 # allocates before its exec: the plan keeps the first 64 of an image's children
 # forked without exec, not one image per round (a plan that grew with the
-# loop's length). The children past them replay with their parent's image, and
-# count what they do in statistics of their own ("match": "parent").
+# loop's length). Each child past them replays the image of the recorded
+# sibling it repeats: the loop forks three kinds of child in turn, which the
+# last recorded siblings show ("match": "sibling", replay.c sibling_image).
 loop='i=0; while [ $i -lt 60 ]; do echo "$i" | cat | cat >/dev/null; i=$((i + 1)); done; echo done'
 run_plain loop sh -c "$loop"
 run_record loop sh -c "$loop"
@@ -82,11 +83,33 @@ python3 -S -c '
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if "\"fork\"" in l]
 own = sum(1 for d in lines if d["match"] == "exact")
-parent = [d for d in lines if d["match"] == "parent"]
+past = [d for d in lines if d["match"] == "sibling"]
 assert own == 64, "%d forked children replayed their own image, not 64" % own
-assert len(parent) >= 100, "only %d forked children past the 64 wrote statistics" % len(parent)
-assert all(d["allocs"] > 0 and d["planned"] > 0 for d in parent), "a line of a child on its parent image is empty"
-print("loop: %d forked children on their own image, %d on their parent image (%d allocations)"
-      % (own, len(parent), sum(d["allocs"] for d in parent)))' "$WORK/loop.stats" || fail "loop: statistics of the forked children"
+assert len(past) >= 100, "only %d forked children past the 64 replayed a sibling image" % len(past)
+allocs, hits = sum(d["allocs"] for d in past), sum(d["hits"] for d in past)
+assert allocs > 0 and hits * 100 >= allocs * 95, "siblings served %d of %d" % (hits, allocs)
+print("loop: %d forked children on their own image, %d on a sibling image (%d of %d allocations served)"
+      % (own, len(past), hits, allocs))' "$WORK/loop.stats" || fail "loop: statistics of the forked children"
 echo "loop: 180 forks, $children of them planned"
+# The same loop recorded for 10 rounds and run for 50: the shell's children
+# past the 30 recorded replay the siblings they repeat, and are served as well
+# as the 30 (which find the image of their own fork of the recorded shell).
+short='i=0; while [ $i -lt 10 ]; do echo "$i" | cat | cat >/dev/null; i=$((i + 1)); done'
+long='i=0; while [ $i -lt 50 ]; do echo "$i" | cat | cat >/dev/null; i=$((i + 1)); done'
+run_plain longer sh -c "$long"
+"$MEMPLAN" record -o "$WORK/longer.plan" -- sh -c "$short" >/dev/null
+run_replay longer sh -c "$long"
+same_as_plain longer replay
+python3 -S -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+def share(match):
+    them = [d for d in lines if "fork" in d and d["match"] == match]
+    return len(them), sum(d["hits"] for d in them) / max(1, sum(d["allocs"] for d in them))
+recorded, past = share("same_exe"), share("sibling")
+assert recorded[0] == 30 and past[0] == 120, (recorded, past)
+assert past[1] >= recorded[1] - 0.02, (recorded, past)
+print("longer: 30 forked children on their fork of the recorded shell, %.1f%% served; "
+      "120 past them on sibling images, %.1f%%" % (100 * recorded[1], 100 * past[1]))' "$WORK/longer.stats" ||
+  fail "longer: the children past the recorded ones"
 echo "fork: ok"
