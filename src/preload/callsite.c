@@ -981,10 +981,13 @@ void callsite_forget_sites(void)
 	addr_map_clear(&raw_to_site);
 	atomic_store_explicit(&seeded_module_count, 0, memory_order_release);
 	struct thread_caches *tc = (struct thread_caches *)callsite_caches;
-	if (tc != &no_caches) {
-		memset(&tc->shared, 0, sizeof(tc->shared));
-		memset(tc->stacks, 0, sizeof(tc->stacks));
-	}
+	/* A forked child's caches are its parent's pages, shared until written:
+	 * cleared with memset, each of their 13 pages was copied first (a
+	 * tenth of a shell loop's time in its forked children). Dropped, they
+	 * read as zero, and cost only the pages used again. tc is a mapping of
+	 * its own (take_caches). */
+	if (tc != &no_caches && madvise(tc, sizeof(*tc), MADV_DONTNEED) != 0)
+		memset(tc, 0, sizeof(*tc));
 }
 
 uint64_t callsite_main_module_key(void)
