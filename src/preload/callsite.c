@@ -982,10 +982,10 @@ void callsite_forget_sites(void)
 	atomic_store_explicit(&seeded_module_count, 0, memory_order_release);
 	struct thread_caches *tc = (struct thread_caches *)callsite_caches;
 	/* A forked child's caches are its parent's pages, shared until written:
-	 * cleared with memset, each of their 13 pages was copied first (a
-	 * tenth of a shell loop's time in its forked children). Dropped, they
-	 * read as zero, and cost only the pages used again. tc is a mapping of
-	 * its own (take_caches). */
+	 * cleared with memset, each of their 13 pages was copied first (the
+	 * benchmark's shell loop: 164,432 page faults, 159,607 with the caches
+	 * dropped). Dropped, they read as zero, and cost only the pages used
+	 * again. tc is a mapping of its own (take_caches). */
 	if (tc != &no_caches && madvise(tc, sizeof(*tc), MADV_DONTNEED) != 0)
 		memset(tc, 0, sizeof(*tc));
 }

@@ -396,14 +396,14 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 /* For a child forked without exec that the plan has no image of, because it
  * came past the forks of its parent that the recording kept (the first
  * IMAGE_FORKS_KEPT) or saw (a shorter run), the image of the recorded sibling
- * it repeats: a program that forks in a loop forks the same
- * few kinds of child in turn (a shell, one per command of a pipeline), and
- * the last recorded forks show the turn's length, p, as the least for which
- * the last p siblings recorded look as the p before them (each one's entries
- * and sites; a sibling that allocated nothing has no image and looks as
- * another such). Child n then repeats the sibling in the last turn that is n
- * forks apart from it by a multiple of p. Returns its index, or UINT32_MAX if
- * there is none (no turn shows, or that sibling has no image). */
+ * it repeats. A program that forks in a loop forks the same few kinds of
+ * child in turn (a shell, one per command of a pipeline), and the last
+ * recorded forks show the turn's length p: the least for which the last p
+ * siblings look as the p before them (each one's entries and sites; a sibling
+ * that allocated nothing has no image, and looks as another such). Child n
+ * repeats the sibling of the last turn whose ordinal is n less a multiple of
+ * p. Returns its index, or UINT32_MAX if there is none (no turn shows, or
+ * that sibling has no image). */
 static uint32_t sibling_image(void)
 {
 	const struct plan_file_header *h = plan_file_header(plan_map);
