@@ -3,15 +3,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 
-struct deepbind_api {
-	void (*free)(void *p);
-	void *(*malloc)(size_t n);
-	void *(*calloc)(size_t n, size_t size);
-	void *(*realloc)(void *p, size_t n);
-	void *(*aligned_alloc)(size_t align, size_t n);
-	size_t (*usable)(void *p);
-	void (*free_by_pointer)(void *p);
-};
+#include "deepbind_api.h"
 
 static void lib_free(void *p)
 {

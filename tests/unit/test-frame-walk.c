@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "frame_walk.h"
+#include "own_stack.h"
 
 extern void *__libc_stack_end;
 
@@ -181,14 +182,9 @@ static void shapes(void)
 
 static void *thread_main(void *arg)
 {
-	pthread_attr_t attr;
-	void *low;
-	size_t bytes;
+	uintptr_t low;
 
-	CHECK(pthread_getattr_np(pthread_self(), &attr) == 0);
-	CHECK(pthread_attr_getstack(&attr, &low, &bytes) == 0);
-	pthread_attr_destroy(&attr);
-	stack_top = (uintptr_t)low + bytes;
+	own_stack(&low, &stack_top);
 	seed = (uintptr_t)arg;
 	shapes();
 	CHECK(walked > captures / 2);

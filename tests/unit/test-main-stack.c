@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "main_stack.h"
+#include "own_stack.h"
 
 extern void *__libc_stack_end;
 
@@ -24,17 +25,11 @@ static int child(void)
 		CHECK(mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) != MAP_FAILED);
 	close(fd);
 
-	pthread_attr_t attr;
-	void *low;
-	size_t bytes;
-	CHECK(pthread_getattr_np(pthread_self(), &attr) == 0);
-	CHECK(pthread_attr_getstack(&attr, &low, &bytes) == 0);
-	pthread_attr_destroy(&attr);
-
-	uintptr_t our_low, our_top;
+	uintptr_t low, top, our_low, our_top;
+	own_stack(&low, &top);
 	CHECK(main_stack_bounds((uintptr_t)__libc_stack_end, &our_low, &our_top));
-	CHECK_EQ_U64(our_low, (uintptr_t)low);
-	CHECK_EQ_U64(our_top, (uintptr_t)low + bytes);
+	CHECK_EQ_U64(our_low, low);
+	CHECK_EQ_U64(our_top, top);
 	/* A frame of this function lies within. */
 	CHECK((uintptr_t)&fd >= our_low && (uintptr_t)&fd < our_top);
 	/* An address on no mapping: no bounds. */
