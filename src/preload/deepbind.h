@@ -34,7 +34,7 @@ extern void *(*deepbind_real_dlopen)(const char *file, int mode);
 void *deepbind_dlopen(const char *file, int mode);
 void *deepbind_dlopen_unresolved(const char *file, int mode);
 
-/* Called with the guard set, before the program runs: resolves what the
- * rebinding needs (libc's and memplan's allocation functions, glibc's
- * dlopen), and turns it on. */
+/* Called with the guard set, before the program runs, once a mode has
+ * started: turns the rebinding on (the functions it rebinds are looked up at
+ * the first RTLD_DEEPBIND open). */
 void deepbind_start(void);
