@@ -242,5 +242,11 @@ int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *fro
 		*temporary = true;
 	}
 	setenv("MEMPLAN_STATS", path, 1);
+	/* Processes that outlive the command (a daemon, `sleep &`) must not make
+	 * the removed file again; a user's file is theirs to create. */
+	if (*temporary)
+		setenv("MEMPLAN_STATS_NO_CREATE", "1", 1);
+	else
+		unsetenv("MEMPLAN_STATS_NO_CREATE");
 	return 0;
 }

@@ -85,7 +85,7 @@ int atomic_file_write(const char *path, const void *data, size_t len)
  * would replace the machine's null device with a regular file. */
 static int write_in_place(const char *path, const struct iovec *pieces, int piece_count)
 {
-	int fd = file_open_append(path), r = 0;
+	int fd = file_open_append(path, true), r = 0;
 
 	if (fd < 0)
 		return fd;

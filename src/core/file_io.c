@@ -34,11 +34,12 @@ int file_check_regular_or_absent(const char *path)
 	return S_ISREG(st.st_mode) ? 0 : -EINVAL;
 }
 
-int file_open_append(const char *path)
+int file_open_append(const char *path, bool create)
 {
 	/* O_NONBLOCK: opening a FIFO for writing with no reader fails (ENXIO)
 	 * instead of waiting for one. */
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+	int fd = open(path,
+		      O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (create ? O_CREAT : 0),
 		      0644);
 	struct stat st;
 

@@ -309,6 +309,8 @@ static enum preload_mode read_environment(void)
 		log_error(s, ": cannot make the statistics path absolute; running on libc", NULL);
 		return PRELOAD_OFF;
 	}
+	s = getenv("MEMPLAN_STATS_NO_CREATE");
+	preload_config.stats_no_create = s && strcmp(s, "1") == 0;
 	return wanted;
 }
 
@@ -359,7 +361,10 @@ static int start_mode(enum preload_mode mode)
 		log_error("cannot read /proc/self: plans will not match across runs", NULL);
 	/* Report an unwritable statistics file now: at exit stderr may be closed. */
 	if (preload_config.stats_path[0]) {
-		int err = stats_file_open(preload_config.stats_path);
+		int err = stats_file_open(preload_config.stats_path,
+					  !preload_config.stats_no_create);
+		if (err > 0) /* a process that outlived memplan record or replay */
+			preload_config.stats_path[0] = '\0';
 		if (err < 0) {
 			log_error(preload_config.stats_path, ": cannot write statistics: ",
 				  output_problem(err), NULL);

@@ -35,6 +35,7 @@ struct preload_config {
 	uint64_t record_id;
 	char plan_path[4096];
 	char stats_path[4096];
+	bool stats_no_create; /* MEMPLAN_STATS_NO_CREATE=1: the command's own file */
 	struct image_identity image;
 };
 

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "stats_file.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -13,12 +14,17 @@
 static int kept_fd = -1;
 static dev_t kept_dev;
 static ino_t kept_ino;
+static bool may_create = true;
 
-int stats_file_open(const char *path)
+int stats_file_open(const char *path, bool create)
 {
 	struct stat st;
-	int fd = file_open_append(path);
+	int fd;
 
+	may_create = create;
+	fd = file_open_append(path, create);
+	if (fd == -ENOENT && !create)
+		return 1;
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -52,7 +58,9 @@ int stats_file_append(const char *path, const void *data, size_t len, int timeou
 
 	if (kept_still_ours())
 		return file_write_all(kept_fd, data, len, timeout_ms);
-	fd = file_open_append(path);
+	fd = file_open_append(path, may_create);
+	if (fd == -ENOENT && !may_create)
+		return 0; /* its maker has read it and removed it */
 	if (fd < 0)
 		return fd;
 	r = file_write_all(fd, data, len, timeout_ms);

@@ -7,11 +7,15 @@
  * writes its line; before, each said on stderr that it could not. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
-/* Opens and checks path; keeps its descriptor if it is a regular file.
- * Returns 0 or a negative errno as file_open_append. */
-int stats_file_open(const char *path);
+/* Opens and checks path; keeps its descriptor if it is a regular file. Without
+ * create, a missing file is no error: it is the file of a memplan command that
+ * has ended (MEMPLAN_STATS_NO_CREATE), and no line is written. Returns 0, 1 if
+ * there is no file and create is not set, or a negative errno as
+ * file_open_append. */
+int stats_file_open(const char *path, bool create);
 
 /* Appends len bytes to the statistics file with one write: through the kept
  * descriptor if it still names the file opened at start-up (a program may

@@ -31,9 +31,10 @@ run_replay _exit "$PROGRAMS/exit_paths" _exit
 same_as_plain _exit replay
 [ "$(stat_sum _exit hits)" -ge 1100 ] || fail "_exit: replay statistics missing or low"
 
-# SIGKILL in the middle of a long run: no plan, or a valid one.
+# SIGKILL in the middle of a long run: no plan, or a valid one. memplan is
+# killed too, and cannot remove its statistics file: it is made in $WORK.
 set +e
-"$MEMPLAN" record -o "$WORK/killed.plan" -- "$PROGRAMS/pattern_threads" 2 100000000 >/dev/null 2>&1 &
+TMPDIR="$WORK" "$MEMPLAN" record -o "$WORK/killed.plan" -- "$PROGRAMS/pattern_threads" 2 100000000 >/dev/null 2>&1 &
 pid=$!
 sleep 1
 pkill -KILL -f "pattern_threads 2 100000000"
