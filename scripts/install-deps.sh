@@ -23,6 +23,7 @@ tests=(
   # Real programs the tests run under record and replay:
   sqlite3 jq perl gzip git python3 binutils make xz-utils nodejs
   php-cli         # opens its extensions with RTLD_DEEPBIND
+  valgrind        # its memcheck replaces the allocator, its callgrind does not
 )
 
 case "${1:-}" in

@@ -32,6 +32,7 @@
 #include "signal_hook.h"
 #include "stats_file.h"
 #include "strict.h"
+#include "valgrind_tool.h"
 
 extern void *__libc_stack_end; /* glibc: the stack top at process start */
 
@@ -237,6 +238,9 @@ static enum preload_mode read_environment(void)
 			  NULL);
 		return PRELOAD_OFF;
 	}
+	/* Silent: the tool's allocator is what its user asked for. */
+	if (valgrind_tool_replaces_allocator(getenv("LD_PRELOAD")))
+		return PRELOAD_OFF;
 
 	s = getenv("MEMPLAN_PLAN");
 	if (!s || !*s) {
