@@ -25,7 +25,7 @@
 #include "plan_file.h"
 #include "plan_replan.h"
 #include "plan_symbolize.h"
-#include "static_exe.h"
+#include "command_exe.h"
 #include "stats_lines.h"
 
 /* The planner's budget once the command has ended, for all its images: about
@@ -174,6 +174,14 @@ int cmd_record(int argc, char **argv)
 			r == -EINVAL ? "not a regular file" : strerror(-r));
 		return 1;
 	}
+	char runtime[128];
+	if (command_exe_kind(argv[optind], runtime, sizeof(runtime)) == COMMAND_EXE_SANITIZED) {
+		fprintf(stderr,
+			"memplan: %s is built with a sanitizer (%s), whose allocator memplan "
+			"cannot stand in for: record a build without -fsanitize\n",
+			argv[optind], runtime);
+		return 1;
+	}
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	/* Its processes leave the planning to replan_plan (plan_file.h). */
@@ -222,7 +230,7 @@ int cmd_record(int argc, char **argv)
 			output);
 	else if (seen.failed)
 		; /* each process that failed has said why, or memplan for it */
-	else if (static_exe_command(argv[optind]))
+	else if (command_exe_kind(argv[optind], runtime, sizeof(runtime)) == COMMAND_EXE_STATIC)
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan: %s is statically linked, so "
 			"the preload library cannot see its allocations\n",

@@ -22,7 +22,7 @@
 #include "launch.h"
 #include "plan_file.h"
 #include "replay_summary.h"
-#include "static_exe.h"
+#include "command_exe.h"
 #include "stats_lines.h"
 
 /* An image served less than this share, without --min-hit-rate, is named in
@@ -262,8 +262,23 @@ int cmd_replay(int argc, char **argv)
 	launch_set_mode("replay", abs, record_id);
 	if (prefault)
 		setenv("MEMPLAN_PREFAULT", "1", 1);
-	launch_add_preload();
-	if (static_exe_command(argv[optind])) {
+	char runtime[128];
+	const enum command_exe kind = command_exe_kind(argv[optind], runtime, sizeof(runtime));
+	if (kind != COMMAND_EXE_SANITIZED)
+		launch_add_preload();
+	if (kind == COMMAND_EXE_SANITIZED) {
+		/* Preloaded, AddressSanitizer would refuse to start, and the
+		 * others would not see the blocks memplan served. */
+		fprintf(stderr,
+			"memplan: %s is built with a sanitizer (%s), whose allocator memplan "
+			"cannot stand in for; running it without memplan\n",
+			argv[optind], runtime);
+		status = launch_run(argv + optind);
+		if (o.strict && status == 0) {
+			strict_failure(&o, "a command built with a sanitizer cannot be served");
+			status = 1;
+		}
+	} else if (kind == COMMAND_EXE_STATIC) {
 		/* It writes no statistics either: there is nothing to sum up. */
 		fprintf(stderr,
 			"memplan: %s is statically linked: the preload library cannot serve "

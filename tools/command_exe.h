@@ -1,0 +1,23 @@
+/* What the preload library can do with a command's executable. A statically
+ * linked one never runs the dynamic loader, so LD_PRELOAD, and with it memplan,
+ * cannot see its allocations. One built with a sanitizer that has an allocator
+ * of its own (AddressSanitizer, ThreadSanitizer, LeakSanitizer...) must keep
+ * it: AddressSanitizer refuses to start after any preloaded library, and the
+ * others would no longer see the blocks memplan served. memplan record and
+ * replay say so instead of leaving the user with a missing plan, a sanitizer's
+ * message or a sanitizer that checks nothing. */
+#pragma once
+
+#include <stddef.h>
+
+enum command_exe {
+	COMMAND_EXE_DYNAMIC, /* or anything else: a script, a command not found */
+	COMMAND_EXE_STATIC,
+	COMMAND_EXE_SANITIZED,
+};
+
+/* What cmd is, looked up in PATH as execvp does (as is if it holds a '/'). For
+ * COMMAND_EXE_SANITIZED, the sanitizer's runtime library (its DT_NEEDED name)
+ * goes to runtime, cut to cap bytes. A script is COMMAND_EXE_DYNAMIC: its
+ * interpreter is another program. */
+enum command_exe command_exe_kind(const char *cmd, char *runtime, size_t cap);
