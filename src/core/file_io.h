@@ -19,11 +19,11 @@ int file_open_regular(const char *path, struct stat *st);
 int file_check_regular_or_absent(const char *path);
 
 /* Opens path to append to it, without blocking; if there is no file, creates a
- * regular file if create is set, else fails with -ENOENT. A regular file or a character device (a terminal, /dev/null) is
- * taken as it is; a FIFO or pipe only if some process has it open for reading
- * (else -ENXIO), and it stays non-blocking (see file_write_all); anything else
- * is refused with -EINVAL. Returns the descriptor (O_CLOEXEC) or a negative
- * errno. Async-signal-safe. */
+ * regular file if create is set, else fails with -ENOENT. A regular file or a
+ * character device (a terminal, /dev/null) is taken as it is; a FIFO or pipe
+ * only if some process has it open for reading (else -ENXIO), and it stays
+ * non-blocking (see file_write_all); anything else is refused with -EINVAL.
+ * Returns the descriptor (O_CLOEXEC) or a negative errno. Async-signal-safe. */
 int file_open_append(const char *path, bool create);
 
 /* Writes all of data to fd. On a non-blocking descriptor whose reader does not
