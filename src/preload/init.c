@@ -365,7 +365,7 @@ static int start_mode(enum preload_mode mode)
 		log_error("cannot read /proc/self: plans will not match across runs", NULL);
 	/* Report an unwritable statistics file now: at exit stderr may be closed. */
 	if (preload_config.stats_path[0]) {
-		int err = stats_file_open(preload_config.stats_path,
+		int err = stats_file_check(preload_config.stats_path,
 					  !preload_config.stats_no_create);
 		if (err > 0) /* a process that outlived memplan record or replay */
 			preload_config.stats_path[0] = '\0';

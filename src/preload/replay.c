@@ -35,7 +35,6 @@
 #include "lone_atomic.h"
 #include "plan_file.h"
 #include "pool_slots.h"
-#include "quiet_fd.h"
 #include "real_libc.h"
 #include "spare.h"
 #include "strict.h"
@@ -265,7 +264,7 @@ static const void *map_plan(void)
 	}
 	if (verify)
 		setenv(PLAN_CHECKED_ENV, identity, 1);
-	plan_fd = quiet_fd(fd); /* kept open: entries are read with pread (read_entry) */
+	plan_fd = fd; /* until the image is read (plan_descriptor_close) */
 	plan_identity = st;
 	staged_bytes = 0;
 	plan_map = tables;
@@ -298,17 +297,26 @@ static void drop_tables(void)
 	give_back_pages(index_end, plan_bytes);
 }
 
-/* Gives back the plan's buffer and descriptor. */
-static void unmap_plan(void)
+static int plan_descriptor(void);
+
+/* Closes the plan's descriptor, opened again by the next read that needs it
+ * (plan_descriptor): kept open, it would be among the program's descriptors,
+ * which a test that lists a child's, or a daemon that audits its own, sees.
+ * Under windows_lock, or with one thread. */
+static void plan_descriptor_close(void)
 {
-	plan_file_unmap((void *)plan_map, plan_bytes);
-	plan_map = NULL;
 	if (plan_fd >= 0)
 		close(plan_fd);
 	plan_fd = -1;
 }
 
-static int plan_descriptor(void);
+/* Gives back the plan's buffer and descriptor. */
+static void unmap_plan(void)
+{
+	plan_file_unmap((void *)plan_map, plan_bytes);
+	plan_map = NULL;
+	plan_descriptor_close();
+}
 
 /* Whether read_image says why it failed: a process that then runs on libc
  * does; a forked child goes on with its parent's image, silently. */
@@ -579,6 +587,7 @@ int replay_start(void)
 	if (!map_plan())
 		return -EINVAL;
 	image_match = find_image(&image, &unreadable);
+	plan_descriptor_close();
 	have_image = exe_in_plan = image_match != MATCH_NONE;
 	if (!have_image) {
 		unmap_plan();
@@ -626,9 +635,11 @@ int replay_start(void)
  *
  * A window holds WINDOW_ENTRIES entries of a block, or WINDOW_WIDE_BLOCKS whole
  * blocks for a site of at least WINDOW_WIDE_ENTRIES entries: each refill costs
- * two system calls (fstat, pread), which with what goes around them took 6.6%
- * of a small-object churn's replay at one block per refill, and 3.5% at four
- * (perf). Wide windows take 4 KiB each; a site of that many entries takes well
+ * system calls (then fstat and pread), which with what goes around them took
+ * 6.6% of a small-object churn's replay at one block per refill, and 3.5% at
+ * four (perf); they are four since the plan is opened for each (about 3.8 us,
+ * plan_descriptor_close), and the churn makes about 500 refills in 3.75
+ * million calls. Wide windows take 4 KiB each; a site of that many entries takes well
  * over 100 KiB of plan file. Other sites are many and most use few of their
  * entries at a time: windows of a whole block (2 KiB, at 16 bytes an entry)
  * took 265 KiB of a jq replay's 4.3 MiB resident set. */
@@ -752,9 +763,9 @@ static uint8_t *class_pools(const struct pool_state *pools, uint32_t n)
  * staged_bytes of them (0: none), as a refill last read them, under
  * windows_lock. A read takes at least READ_AHEAD_BYTES: sites first used one
  * after another have their blocks one after another in the file, and a refill
- * found in what the last read took needs no system call (each read is an fstat
- * and a pread, about 0.9 us: plan_descriptor). The bytes are the validated
- * file's, whatever the descriptor is now: plan_descriptor reads no other. */
+ * found in what the last read took needs no system call (each read opens the
+ * plan, checks and reads it, and closes it: about 3.8 us). The bytes are the
+ * validated file's: plan_descriptor opens no other. */
 #define STAGING_ENTRIES	 (WINDOW_WIDE_BLOCKS * PLAN_BLOCK_ENTRIES)
 #define READ_AHEAD_BYTES 4096u
 static uint8_t staging_bytes[STAGING_ENTRIES * ENTRY_CODEC_MAX_BYTES];
@@ -881,27 +892,31 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-/* A descriptor of the plan file as it was validated, or -1. A program may close
- * descriptors it did not open (daemons and sandboxes close them all), and the
- * number may then name a file of its own: so each read first checks what the
- * descriptor is, and if it is no longer the plan, opens the plan again by its
- * path, if that is still the same file. The old number is left alone: it is the
- * program's now. Under windows_lock. */
+/* The last open of the plan failed for want of a right or a descriptor. */
+static _Atomic bool plan_open_refused;
+
+/* A descriptor of the plan file as it was validated, or -1: the one open since
+ * the index was read, else the plan opened again by its path, if that is still
+ * the same file (a plan replaced since, by a new recording, no longer serves:
+ * the entries read so far do). Under windows_lock, or with one thread. */
 static int plan_descriptor(void)
 {
 	struct stat st;
 	int fd;
 
-	if (plan_fd >= 0 && fstat(plan_fd, &st) == 0 && same_file(&st, &plan_identity))
+	if (plan_fd >= 0)
 		return plan_fd;
 	fd = file_open_regular(preload_config.plan_path, &st);
+	atomic_store_explicit(&plan_open_refused,
+			      fd == -EPERM || fd == -EACCES || fd == -EMFILE || fd == -ENFILE,
+			      memory_order_relaxed);
 	if (fd < 0)
 		return -1;
 	if (!same_file(&st, &plan_identity)) {
 		close(fd);
 		return -1;
 	}
-	plan_fd = quiet_fd(fd);
+	plan_fd = fd;
 	return plan_fd;
 }
 
@@ -918,6 +933,7 @@ static const uint8_t *staged(uint64_t at, uint64_t bytes)
 	if (want > plan_bytes - at)
 		want = plan_bytes - at;
 	ssize_t got = pread(plan_descriptor(), staging_bytes, want, (off_t)at);
+	plan_descriptor_close();
 	if (got < (ssize_t)bytes)
 		return NULL;
 	staged_at = at;
@@ -1190,6 +1206,7 @@ void replay_after_fork_child(void)
 			how = MATCH_SIBLING;
 		}
 	}
+	plan_descriptor_close();
 	if (how == MATCH_NONE || !take_own_image(&mine)) {
 		/* A child the recording did not run, or with no room to retire
 		 * its parent's arena: it goes on with its parent's image, and
@@ -1259,8 +1276,12 @@ static inline __attribute__((always_inline)) struct entry_window *caller_window(
 static bool occurrence_entry(struct entry_window *w, uint32_t k, struct entry_place *e)
 {
 	if (!window_lookup(w, k, e) && !read_entry(w, k, e)) {
-		report_unreadable("entries that cannot be read (the file changed on disk, or "
-				  "a block does not decode)");
+		/* A sandbox, or the program's use of its descriptor limit, that
+		 * keeps the plan from being opened again is no fault of the plan's,
+		 * and the program's stderr is not for it: only counted. */
+		if (!atomic_load_explicit(&plan_open_refused, memory_order_relaxed))
+			report_unreadable("entries that cannot be read (the file changed on "
+					  "disk, or a block does not decode)");
 		return false;
 	}
 	if (!place_in_arena(e)) {

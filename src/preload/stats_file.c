@@ -4,19 +4,30 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdbool.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "file_io.h"
 #include "quiet_fd.h"
 
+static bool may_create = true;
+static bool checked; /* stats_file_check found it writable */
 static int kept_fd = -1;
 static dev_t kept_dev;
 static ino_t kept_ino;
-static bool may_create = true;
 
-int stats_file_open(const char *path, bool create)
+/* Whether st is the file of the program's stdout or stderr. */
+static bool standard_stream(const struct stat *st)
+{
+	struct stat out;
+
+	for (int fd = 1; fd <= 2; fd++)
+		if (fstat(fd, &out) == 0 && out.st_dev == st->st_dev && out.st_ino == st->st_ino)
+			return true;
+	return false;
+}
+
+int stats_file_check(const char *path, bool create)
 {
 	struct stat st;
 	int fd;
@@ -27,17 +38,20 @@ int stats_file_open(const char *path, bool create)
 		return 1;
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		/* A pipe or a device is opened at exit only: a process that lives
-		 * on would otherwise keep a pipe's reader from its end. */
-		close(fd);
+	checked = true;
+	/* Kept only if it is a regular file that is also the program's stdout or
+	 * stderr (--stats /dev/stderr), which coreutils close before they exit;
+	 * any other would be among the program's descriptors for nothing. A
+	 * pipe is never kept: its reader would wait for this process to end. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && standard_stream(&st)) {
+		if (kept_fd >= 0)
+			close(kept_fd);
+		kept_fd = quiet_fd(fd);
+		kept_dev = st.st_dev;
+		kept_ino = st.st_ino;
 		return 0;
 	}
-	if (kept_fd >= 0)
-		close(kept_fd);
-	kept_fd = quiet_fd(fd);
-	kept_dev = st.st_dev;
-	kept_ino = st.st_ino;
+	close(fd);
 	return 0;
 }
 
@@ -61,6 +75,10 @@ int stats_file_append(const char *path, const void *data, size_t len, int timeou
 	fd = file_open_append(path, may_create);
 	if (fd == -ENOENT && !may_create)
 		return 0; /* its maker has read it and removed it */
+	/* Writable at start-up: a sandbox or the program's use of its descriptor
+	 * limit stops it now, which its stderr, the program's, is not for. */
+	if (checked && (fd == -EPERM || fd == -EACCES || fd == -EMFILE || fd == -ENFILE))
+		return 0;
 	if (fd < 0)
 		return fd;
 	r = file_write_all(fd, data, len, timeout_ms);

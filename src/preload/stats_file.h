@@ -1,24 +1,28 @@
-/* The statistics file (MEMPLAN_STATS), opened when the process starts.
+/* The statistics file (MEMPLAN_STATS), checked when the process starts and
+ * written when it ends.
  *
  * The file is checked at start-up, while stderr is still open to say what is
- * wrong with it; a regular file's descriptor is then kept (out of the
- * program's way, quiet_fd.h) for the line written at exit. A process that a
- * sandbox stops opening files once it runs (Chromium's renderers) still
- * writes its line; before, each said on stderr that it could not. */
+ * wrong with it, and opened again by its path for the line written at exit:
+ * memplan keeps no descriptor of it, which the program would see among its
+ * own (a test that lists a child's descriptors, a daemon that audits them),
+ * except for a regular file that is also the program's stdout or stderr,
+ * which the program may have closed by then. A process that a sandbox stops
+ * opening files once it runs (Chromium's renderers), or that has used up its
+ * descriptors, loses its line without a word. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Opens and checks path; keeps its descriptor if it is a regular file. Without
- * create, a missing file is no error: it is the file of a memplan command that
- * has ended (MEMPLAN_STATS_NO_CREATE), and no line is written. Returns 0, 1 if
- * there is no file and create is not set, or a negative errno as
- * file_open_append. */
-int stats_file_open(const char *path, bool create);
+/* Checks that path can be opened for appending (and keeps it open if it is
+ * the program's stdout or stderr). Without create, a missing file is no error:
+ * it is the file of a memplan command that has ended (MEMPLAN_STATS_NO_CREATE),
+ * and no line is written. Returns 0, 1 if there is no file and create is not
+ * set, or a negative errno as file_open_append. */
+int stats_file_check(const char *path, bool create);
 
 /* Appends len bytes to the statistics file with one write: through the kept
- * descriptor if it still names the file opened at start-up (a program may
- * have closed it, or put another file under its number), else by opening
- * path again. Returns 0 or a negative errno. Async-signal-safe. */
+ * descriptor if it still names the file opened at start-up, else by opening
+ * path. Returns 0 (also when the line is lost as stats_file.h says) or a
+ * negative errno. Async-signal-safe. */
 int stats_file_append(const char *path, const void *data, size_t len, int timeout_ms);
