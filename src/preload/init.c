@@ -21,6 +21,7 @@
 #include "callsite.h"
 #include "config.h"
 #include "file_io.h"
+#include "fresh_stack.h"
 #include "deepbind.h"
 #include "guard.h"
 #include "log.h"
@@ -107,6 +108,12 @@ static bool is_synchronous(int sig)
 	       sig == SIGTRAP || sig == SIGSYS || sig == SIGABRT;
 }
 
+static void finish_from_signal(void *unused)
+{
+	(void)unused;
+	preload_finish(true);
+}
+
 static void on_fatal_signal(int sig)
 {
 	int saved = errno;
@@ -122,7 +129,7 @@ static void on_fatal_signal(int sig)
 		return;
 	}
 	if (!guard_active())
-		preload_finish(true);
+		fresh_stack_run(finish_from_signal, NULL); /* the program's may be small */
 	errno = saved;
 	/* Blocked while the handler runs: it ends the process as it returns. */
 	signal_hook_default_all();
@@ -136,7 +143,7 @@ void guard_run_deferred(void)
 	guard_deferred_signal = 0;
 	if (!sig)
 		return;
-	preload_finish(true);
+	fresh_stack_run(finish_from_signal, NULL);
 	signal_hook_default_all();
 	raise(sig);
 }
