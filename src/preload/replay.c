@@ -634,13 +634,13 @@ int replay_start(void)
  * meanwhile.
  *
  * A window holds WINDOW_ENTRIES entries of a block, or WINDOW_WIDE_BLOCKS whole
- * blocks for a site of at least WINDOW_WIDE_ENTRIES entries: each refill costs
- * system calls (then fstat and pread), which with what goes around them took
- * 6.6% of a small-object churn's replay at one block per refill, and 3.5% at
- * four (perf); they are four since the plan is opened for each (about 3.8 us,
- * plan_descriptor_close), and the churn makes about 500 refills in 3.75
- * million calls. Wide windows take 4 KiB each; a site of that many entries takes well
- * over 100 KiB of plan file. Other sites are many and most use few of their
+ * blocks for a site of at least WINDOW_WIDE_ENTRIES entries: a refill's system
+ * calls (two, fstat and pread, while the plan was kept open) took with what goes
+ * around them 6.6% of a small-object churn's replay at one block per refill,
+ * and 3.5% at four (perf). They are four since the plan is opened for each
+ * (about 3.8 us, plan_descriptor_close); the churn makes about 500 refills in
+ * 3.75 million calls. Wide windows take 4 KiB each; a site of that many
+ * entries takes well over 100 KiB of plan file. Other sites are many and most use few of their
  * entries at a time: windows of a whole block (2 KiB, at 16 bytes an entry)
  * took 265 KiB of a jq replay's 4.3 MiB resident set. */
 #define WINDOW_ENTRIES	    32u
