@@ -8,7 +8,8 @@
 
 export TMPDIR="$WORK/tmp"
 mkdir "$TMPDIR"
-late='(sleep 0.3; cat /dev/null) & echo started'
+# The background job's cat starts once memplan (the shell's parent) has ended.
+late='(while kill -0 $PPID 2>/dev/null; do sleep 0.05; done; cat /dev/null) & echo started'
 
 # until_group_ends CMD...: runs CMD in a process group of its own and waits for
 # every process of the group to end (10 s at most), not only for CMD.
