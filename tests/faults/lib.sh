@@ -137,6 +137,17 @@ valid_plan() {
   "$MEMPLAN" show --json "$1" >/dev/null 2>&1
 }
 
+# record_cleanly NAME CMD...: records CMD, which must print and end as its
+# plain run did (run_plain NAME first), without a word from memplan, into a
+# sound plan at $WORK/NAME.plan.
+record_cleanly() {
+  local name=$1
+  run_record "$@"
+  same_as_plain "$name" record
+  no_memplan_messages "$name" record
+  valid_plan "$WORK/$name.plan" || fail "$name: no sound plan"
+}
+
 # absent_or_valid PLAN: nothing at all, or a sound plan (never a torn file).
 absent_or_valid() {
   [ ! -e "$1" ] || valid_plan "$1"

@@ -8,10 +8,7 @@ run_plain al "$PROGRAMS/aligned"
 [ "$(rc al plain)" -eq 0 ] || fail "aligned failed on its own"
 echo "plain run:"
 sort -u "$WORK/al.plain.out"
-run_record al "$PROGRAMS/aligned"
-same_as_plain al record
-no_memplan_messages al record
-valid_plan "$WORK/al.plan" || fail "no sound plan"
+record_cleanly al "$PROGRAMS/aligned"
 run_replay al "$PROGRAMS/aligned"
 same_as_plain al replay
 no_memplan_messages al replay

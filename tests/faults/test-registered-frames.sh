@@ -9,10 +9,7 @@
 run_plain rf "$PROGRAMS/registered_frames"
 [ "$(rc rf plain)" -eq 0 ] || fail "registered_frames failed on its own"
 grep -q ', ok$' "$WORK/rf.plain.out" || fail "registered_frames did not unwind"
-run_record rf "$PROGRAMS/registered_frames"
-same_as_plain rf record
-no_memplan_messages rf record
-valid_plan "$WORK/rf.plan" || fail "no sound plan"
+record_cleanly rf "$PROGRAMS/registered_frames"
 run_replay rf "$PROGRAMS/registered_frames"
 same_as_plain rf replay
 no_memplan_messages rf replay

@@ -12,10 +12,7 @@ run_plain ss "$PROGRAMS/small_stacks"
 cat "$WORK/ss.plain.out"
 run ss preloaded env LD_PRELOAD="$LIB" "$PROGRAMS/small_stacks"
 same_as_plain ss preloaded
-run_record ss "$PROGRAMS/small_stacks"
-same_as_plain ss record
-no_memplan_messages ss record
-valid_plan "$WORK/ss.plan" || fail "no sound plan"
+record_cleanly ss "$PROGRAMS/small_stacks"
 run_replay ss "$PROGRAMS/small_stacks"
 same_as_plain ss replay
 no_memplan_messages ss replay
