@@ -25,7 +25,10 @@ for lib in "$PROGRAMS/deepbind_lib.so" deepbind_lib.so; do
 done
 
 if command -v php >/dev/null; then
-  php -m | grep -qx PDO || fail "php has no PDO module: nothing opened with RTLD_DEEPBIND"
+  # Into a file first: with pipefail, grep -q ending before php has written
+  # everything would fail the pipeline with php's SIGPIPE.
+  php -m >"$WORK/php-modules" || fail "php -m failed"
+  grep -qx PDO "$WORK/php-modules" || fail "php has no PDO module: nothing opened with RTLD_DEEPBIND"
   script='$a = []; for ($i = 0; $i < 100000; $i++) { $a["k" . ($i % 3001)] = ($a["k" . ($i % 3001)] ?? 0) + $i; } echo count($a), " ", $a["k7"], "\n";'
   run_plain php php -r "$script"
   run_record php php -r "$script"
