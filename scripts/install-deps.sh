@@ -24,6 +24,7 @@ tests=(
   sqlite3 jq perl gzip git python3 binutils make xz-utils nodejs
   php-cli         # opens its extensions with RTLD_DEEPBIND
   valgrind        # its memcheck replaces the allocator, its callgrind does not
+  libpython3.11-testsuite  # CPython's own tests, run under record and replay
 )
 
 case "${1:-}" in
