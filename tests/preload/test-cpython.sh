@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 python=/usr/bin/python3
 [ -x "$python" ] && "$python" -c 'import test.test_faulthandler' 2>/dev/null ||
-  { echo "SKIP: $python has no test suite (Debian: libpython3-testsuite)"; exit 77; }
+  { echo "SKIP: $python has no test suite (Debian: libpython3.11-testsuite)"; exit 77; }
 
 # summary MODE: each test and how it ended, then the result, without timings.
 summary() {
