@@ -175,7 +175,8 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	}
 	char runtime[128];
-	if (command_exe_kind(argv[optind], runtime, sizeof(runtime)) == COMMAND_EXE_SANITIZED) {
+	const enum command_exe kind = command_exe_kind(argv[optind], runtime, sizeof(runtime));
+	if (kind == COMMAND_EXE_SANITIZED) {
 		fprintf(stderr,
 			"memplan: %s is built with a sanitizer (%s), whose allocator memplan "
 			"cannot stand in for: record a build without -fsanitize\n",
@@ -230,7 +231,7 @@ int cmd_record(int argc, char **argv)
 			output);
 	else if (seen.failed)
 		; /* each process that failed has said why, or memplan for it */
-	else if (command_exe_kind(argv[optind], runtime, sizeof(runtime)) == COMMAND_EXE_STATIC)
+	else if (kind == COMMAND_EXE_STATIC)
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan: %s is statically linked, so "
 			"the preload library cannot see its allocations\n",
