@@ -25,6 +25,7 @@ tests=(
   php-cli         # opens its extensions with RTLD_DEEPBIND
   valgrind        # its memcheck replaces the allocator, its callgrind does not
   libpython3.11-testsuite  # CPython's own tests, run under record and replay
+  bind9-utils     # named-checkzone, linked with jemalloc: an allocator after memplan's
 )
 
 case "${1:-}" in

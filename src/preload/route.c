@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "arena.h"
+#include "next_alloc.h"
 #include "pool_slots.h"
-#include "real_libc.h"
 #include "record.h"
 #include "replay.h"
 
@@ -13,17 +13,17 @@ static void *libc_alloc(enum alloc_kind kind, size_t align, size_t size)
 {
 	switch (kind) {
 	case ALLOC_CALLOC:
-		return __libc_calloc(1, size);
+		return next_calloc(1, size);
 	case ALLOC_MEMALIGN:
-		return __libc_memalign(align, size);
+		return next_memalign(align, size);
 	default:
-		return __libc_malloc(size);
+		return next_malloc(size);
 	}
 }
 
 static size_t libc_usable(void *p)
 {
-	return p ? real_libc()->malloc_usable_size(p) : 0;
+	return p ? next_usable_size(p) : 0;
 }
 
 void *route_alloc(enum alloc_kind kind, size_t align, size_t size)
@@ -55,7 +55,7 @@ void *route_alloc(enum alloc_kind kind, size_t align, size_t size)
 void route_free_not_arena(void *p)
 {
 	if (!arena_retired_owns(p))
-		__libc_free(p);
+		next_free(p);
 }
 
 void route_free(void *p)
@@ -78,7 +78,7 @@ void route_free(void *p)
 		default:
 			break;
 		}
-		__libc_free(p);
+		next_free(p);
 	}
 	guard_leave();
 }
@@ -106,7 +106,7 @@ static void *realloc_arena(void *p, size_t size, bool nested, bool retired)
 	if (replaying)
 		q = replay_alloc(size, 1, false);
 	if (!q) {
-		q = __libc_malloc(size);
+		q = next_malloc(size);
 		if (!q)
 			return NULL; /* the old block stays valid, as realloc requires */
 		if (replaying && replay_tracks_libc())
@@ -126,27 +126,27 @@ static void *realloc_libc(void *p, size_t size)
 	switch (preload_mode_now()) {
 	case PRELOAD_RECORD: {
 		uint64_t token = record_realloc_begin(p);
-		q = __libc_realloc(p, size);
+		q = next_realloc(p, size);
 		record_realloc_done(token, p, q, size);
 		return q;
 	}
 	case PRELOAD_REPLAY:
 		q = replay_alloc(size, 1, false);
 		if (!q && !replay_tracks_libc())
-			return __libc_realloc(p, size); /* no plan: nothing to measure */
+			return next_realloc(p, size); /* no plan: nothing to measure */
 		old = libc_usable(p);
 		if (q) {
 			memcpy(q, p, old < size ? old : size);
 			replay_note_libc(-(int64_t)old);
-			__libc_free(p);
+			next_free(p);
 			return q;
 		}
-		q = __libc_realloc(p, size);
+		q = next_realloc(p, size);
 		if (q)
 			replay_note_libc((int64_t)libc_usable(q) - (int64_t)old);
 		return q;
 	default:
-		return __libc_realloc(p, size);
+		return next_realloc(p, size);
 	}
 }
 
@@ -177,7 +177,7 @@ void *route_realloc_not_arena(void *p, size_t size)
 {
 	if (arena_retired_owns(p))
 		return route_realloc(p, size);
-	return __libc_realloc(p, size);
+	return next_realloc(p, size);
 }
 
 size_t route_usable_size(void *p)
@@ -189,7 +189,7 @@ size_t route_usable_size(void *p)
 	if (arena_retired_owns(p))
 		return arena_retired_block_bytes(p); /* its words are only read now */
 	if (!arena_owns(p))
-		return real_libc()->malloc_usable_size(p);
+		return next_usable_size(p);
 	guard_enter();
 	n = arena_block_bytes(p);
 	guard_leave();

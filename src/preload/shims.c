@@ -9,6 +9,7 @@
 
 #include "arena.h"
 #include "callsite.h"
+#include "next_alloc.h"
 #include "pool_slots.h"
 #include "real_libc.h"
 #include "replay.h"
@@ -44,7 +45,7 @@ MEMPLAN_EXPORT void *malloc(size_t size)
 	void *p;
 
 	if (route_passthrough())
-		return __libc_malloc(size);
+		return next_malloc(size);
 	if ((p = EXPRESS(replay_express_malloc, size)))
 		return p;
 	CALLSITE_MARK();
@@ -76,7 +77,7 @@ MEMPLAN_EXPORT void *calloc(size_t n, size_t size)
 	void *p;
 
 	if (route_passthrough())
-		return __libc_calloc(n, size);
+		return next_calloc(n, size);
 	if (__builtin_mul_overflow(n, size, &total)) {
 		errno = ENOMEM;
 		return NULL;
@@ -136,7 +137,7 @@ aligned_from(size_t align, size_t size, uintptr_t return_address, uintptr_t fram
 	void *p;
 
 	if (route_passthrough())
-		return __libc_memalign(align, size);
+		return next_memalign(align, size);
 	if (preload_mode_now() == PRELOAD_REPLAY &&
 	    (p = replay_express_aligned(size, align, return_address, frame)))
 		return p;
