@@ -25,6 +25,7 @@
 #include "deepbind.h"
 #include "guard.h"
 #include "log.h"
+#include "next_alloc.h"
 #include "plan_store.h"
 #include "real_libc.h"
 #include "record.h"
@@ -411,6 +412,9 @@ __attribute__((constructor)) static void preload_init(void)
 {
 	enum preload_mode mode;
 
+	/* Even in a program memplan leaves alone, what it passes on goes to the
+	 * program's own allocator. */
+	next_alloc_find();
 	/* Set-user-ID and similar programs: an environment variable must not make
 	 * them write files or change how they allocate. */
 	if (getauxval(AT_SECURE))

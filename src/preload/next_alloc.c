@@ -72,6 +72,11 @@ static enum whose whose(void)
 	return kind == NEXT_ALLOC_OTHER ? WHOSE_OTHER : WHOSE_GLIBC;
 }
 
+void next_alloc_find(void)
+{
+	(void)whose();
+}
+
 static void *note_early(void *p, size_t size)
 {
 	unsigned i = atomic_load_explicit(&early_count, memory_order_relaxed);

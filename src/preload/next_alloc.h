@@ -21,6 +21,11 @@ enum next_alloc_kind { NEXT_ALLOC_UNKNOWN, NEXT_ALLOC_GLIBC, NEXT_ALLOC_OTHER };
 
 extern _Atomic int next_alloc_kind;
 
+/* Finds the next allocator now, if no call has yet: memplan's start-up calls
+ * it while the process is still starting, so that the lookup never runs where
+ * another thread may hold the loader's lock (in dlopen) and wait for it. */
+void next_alloc_find(void);
+
 /* The calls below past their common case (next_alloc.c). */
 void *next_alloc_malloc(size_t size);
 void *next_alloc_calloc(size_t n, size_t size);
