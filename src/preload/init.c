@@ -172,6 +172,9 @@ static void after_fork_parent(void)
  * own. */
 static void after_fork_child(void)
 {
+	/* fork returns to the child with errno as it was, whatever the child's
+	 * plan took to read. */
+	const int saved_errno = errno;
 	bool own;
 
 	guard_deferred_signal = 0; /* the parent's to act on */
@@ -189,6 +192,7 @@ static void after_fork_child(void)
 	if (own)
 		owner_pid = getpid();
 	guard_leave();
+	errno = saved_errno;
 }
 
 /* Makes path absolute (children may chdir) and exports it under name for them. */

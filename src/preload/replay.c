@@ -997,10 +997,14 @@ static bool window_refill(struct entry_window *w, uint64_t k)
 
 /* Occurrence k of the window's site into *out, past the window: read from the
  * plan. Returns false if the plan can no longer be read or its block does not
- * decode. */
+ * decode. Leaves errno as it was: the program's malloc succeeds all the same
+ * (served or not), and a program that used up its descriptors, or whose plan
+ * was removed, would otherwise find EMFILE or ENOENT there after it, in place
+ * of what its own failed call said. */
 static __attribute__((noinline)) bool read_entry(struct entry_window *w, uint64_t k,
 						 struct entry_place *out)
 {
+	const int saved_errno = errno;
 	bool ok;
 
 	bool held = lone_lock(&windows_lock);
@@ -1008,6 +1012,7 @@ static __attribute__((noinline)) bool read_entry(struct entry_window *w, uint64_
 	 * window (another thread may have just refilled it). */
 	ok = window_lookup(w, k, out) || (window_refill(w, k) && window_lookup(w, k, out));
 	lone_unlock(&windows_lock, held);
+	errno = saved_errno;
 	return ok;
 }
 

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# memplan leaves errno as the program left it: a malloc or realloc that
+# succeeds, and any free, under record and replay, and fork in the child.
+# Replay opens the plan for entries past those read at start-up; in a program
+# that had used up its descriptors that open failed, and 32,768 of a run's
+# successful mallocs (and the forked children) returned with errno EMFILE: a
+# program that reports its own failed call after allocating its message would
+# have reported memplan's.
+. "$(dirname "$0")/lib.sh"
+
+prog=$PROGRAMS/errno_keep
+run_plain short "$prog" 100000
+grep -q 'malloc 0, free 0, realloc 0, fork 0$' "$WORK/short.plain.out" ||
+  fail "errno_keep changes errno on its own: $(cat "$WORK/short.plain.out")"
+run_record short "$prog" 100000
+same_as_plain short record
+run_replay short "$prog" 100000
+same_as_plain short replay
+hit_ratio_at_least short 95
+
+# Longer than the recording, with every descriptor in use: the plan cannot be
+# opened for the entries past the windows read at start-up.
+for name in longer full; do
+  extra=()
+  [ "$name" = full ] && extra=(full)
+  run_plain "$name" "$prog" 1000000 "${extra[@]}"
+  cp "$WORK/short.plan" "$WORK/$name.plan"
+  run_replay "$name" "$prog" 1000000 "${extra[@]}"
+  same_as_plain "$name" replay
+done
+echo "errno kept: $(cat "$WORK/full.replay.out")"
