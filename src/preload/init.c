@@ -173,10 +173,13 @@ static void after_fork_parent(void)
 static void after_fork_child(void)
 {
 	/* fork returns to the child with errno as it was, whatever the child's
-	 * plan took to read. */
+	 * plan took to read, and is no cancellation point, though reading it
+	 * opens and reads a file. */
 	const int saved_errno = errno;
+	int cancel_state;
 	bool own;
 
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	guard_deferred_signal = 0; /* the parent's to act on */
 	image_identity_fork(&preload_config.image, forks_made);
 	forks_made = 0;
@@ -192,6 +195,7 @@ static void after_fork_child(void)
 	if (own)
 		owner_pid = getpid();
 	guard_leave();
+	pthread_setcancelstate(cancel_state, NULL);
 	errno = saved_errno;
 }
 

@@ -1000,18 +1000,25 @@ static bool window_refill(struct entry_window *w, uint64_t k)
  * decode. Leaves errno as it was: the program's malloc succeeds all the same
  * (served or not), and a program that used up its descriptors, or whose plan
  * was removed, would otherwise find EMFILE or ENOENT there after it, in place
- * of what its own failed call said. */
+ * of what its own failed call said. And no cancellation acts in it: open,
+ * pread and close are cancellation points, and a thread cancelled there died
+ * holding windows_lock, which hung every other thread at its next refill (a
+ * program cancelling workers that allocate, 5 runs of 5); glibc's malloc has
+ * no cancellation point. */
 static __attribute__((noinline)) bool read_entry(struct entry_window *w, uint64_t k,
 						 struct entry_place *out)
 {
 	const int saved_errno = errno;
+	int cancel_state;
 	bool ok;
 
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	bool held = lone_lock(&windows_lock);
 	/* Under the lock no refill is under way: a lookup fails only outside the
 	 * window (another thread may have just refilled it). */
 	ok = window_lookup(w, k, out) || (window_refill(w, k) && window_lookup(w, k, out));
 	lone_unlock(&windows_lock, held);
+	pthread_setcancelstate(cancel_state, NULL);
 	errno = saved_errno;
 	return ok;
 }
