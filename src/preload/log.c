@@ -1,8 +1,10 @@
 /* Malloc-free error logging. See log.h. */
 #include "log.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static void append(char *line, size_t cap, size_t *pos, const char *s)
@@ -27,7 +29,14 @@ bool log_error_to(int fd, const char *first, ...)
 		append(line, cap, &pos, s);
 	va_end(ap);
 	line[pos++] = '\n';
-	return write(fd, line, pos) == (ssize_t)pos;
+	/* The system call itself, not write(): that is a cancellation point, and
+	 * a line said under one of memplan's locks (a recording's limit reached)
+	 * would leave the lock held by a cancelled thread. errno stays the
+	 * program's, as the call that brought memplan here may succeed. */
+	const int saved_errno = errno;
+	const bool whole = syscall(SYS_write, fd, line, pos) == (long)pos;
+	errno = saved_errno;
+	return whole;
 }
 
 char *log_u64(char *buf, uint64_t v)
