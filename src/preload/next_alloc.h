@@ -5,8 +5,9 @@
  * while malloc_usable_size and aligned_alloc went to the program's allocator:
  * named-checkzone, linked with jemalloc, died at its first free under replay.
  *
- * Which one is found on the first call (dlsym(RTLD_NEXT, "malloc"), as any
- * interposer does), and is glibc's in nearly every program: that case is one
+ * Which one is found once (dlsym(RTLD_NEXT, "malloc"), as any interposer
+ * does): at memplan's start-up, or by a call that comes before it (the
+ * loader's own). It is glibc's in nearly every program: that case is one
  * predictable branch before the __libc_ call. memplan's own tables stay on
  * glibc (__libc_malloc, real_libc.h): the program never sees them. */
 #pragma once
