@@ -5,16 +5,23 @@
 #pragma once
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 extern __thread int guard_depth __attribute__((tls_model("initial-exec")));
 
-/* A signal that would end the process (SIGTERM, SIGINT...) and arrived while a
- * thread was inside memplan, where the plan cannot be written (the tables may
- * be half updated): its handler only notes it here, and the first thread to
- * leave memplan's code finishes the plan and raises it again
- * (guard_run_deferred, init.c). 0: none. */
-extern volatile sig_atomic_t guard_deferred_signal;
+/* Work waiting for a thread to leave memplan's code, in one word that leaving
+ * checks with one load:
+ * - bits 0-7: a signal that would end the process (SIGTERM, SIGINT...) and
+ *   arrived while a thread was inside memplan, where the plan cannot be
+ *   written (the tables may be half updated): its handler only notes it here,
+ *   and the first thread to leave memplan's code finishes the plan and raises
+ *   it again (guard_run_deferred, init.c). 0: none.
+ * - bits 8 and up: how many threads hold signals for the program's handlers
+ *   until they leave memplan's code (program_handlers.h). */
+#define GUARD_PENDING_SIGNAL 0xffu
+#define GUARD_PENDING_HELD_THREAD 0x100u
+extern _Atomic unsigned guard_pending;
 __attribute__((noinline, cold)) void guard_run_deferred(void);
 
 static inline bool guard_active(void)
@@ -38,6 +45,7 @@ static inline void guard_enter(void)
 static inline void guard_leave(void)
 {
 	__asm__ volatile("" : "+m"(guard_depth));
-	if (--guard_depth == 0 && __builtin_expect(guard_deferred_signal != 0, 0))
+	if (--guard_depth == 0 &&
+	    __builtin_expect(atomic_load_explicit(&guard_pending, memory_order_relaxed) != 0, 0))
 		guard_run_deferred();
 }

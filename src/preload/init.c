@@ -27,6 +27,7 @@
 #include "log.h"
 #include "next_alloc.h"
 #include "plan_store.h"
+#include "program_handlers.h"
 #include "real_libc.h"
 #include "record.h"
 #include "record_module.h"
@@ -84,6 +85,19 @@ void preload_finish(bool from_signal)
 		return;
 	}
 	int mode = preload_mode_now();
+	if (guard_active() && mode == PRELOAD_RECORD) {
+		/* The process ends on a thread inside memplan's code (exit in a
+		 * handler memplan could not hold: program_handlers.h): the recording
+		 * may be half updated, and this thread may hold the locks writing it
+		 * takes. Replay's statistics take no lock: they are written. */
+		log_error("a signal handler ended the process inside an allocation; "
+			  "this process's plan is not written",
+			  NULL);
+		atomic_store(&preload_mode, PRELOAD_OFF);
+		atomic_store(&finish_done, true);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
 	guard_enter();
 	if (mode == PRELOAD_RECORD) {
 		/* Stop recording first: the plan describes what ran until now. */
@@ -99,7 +113,7 @@ void preload_finish(bool from_signal)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-volatile sig_atomic_t guard_deferred_signal;
+_Atomic unsigned guard_pending;
 
 /* Signals raised by what the thread itself just did: returning from their
  * handler would only do it again. */
@@ -115,6 +129,16 @@ static void finish_from_signal(void *unused)
 	preload_finish(true);
 }
 
+/* Notes sig for the first thread to leave memplan's code. Async-signal-safe. */
+static void defer_signal(int sig)
+{
+	unsigned was = atomic_load(&guard_pending);
+
+	while (!atomic_compare_exchange_weak(&guard_pending, &was,
+					     (was & ~GUARD_PENDING_SIGNAL) | (unsigned)sig))
+		;
+}
+
 static void on_fatal_signal(int sig)
 {
 	int saved = errno;
@@ -125,7 +149,7 @@ static void on_fatal_signal(int sig)
 	 * program spends most of its time there. A fault of the thread's own cannot
 	 * wait: no plan rather than a wrong one. */
 	if (guard_active() && !is_synchronous(sig)) {
-		guard_deferred_signal = sig;
+		defer_signal(sig);
 		errno = saved;
 		return;
 	}
@@ -139,9 +163,14 @@ static void on_fatal_signal(int sig)
 
 void guard_run_deferred(void)
 {
-	int sig = guard_deferred_signal;
-
-	guard_deferred_signal = 0;
+	if (guard_held_signals)
+		program_handlers_release(); /* the program's handlers run now */
+	/* Threads that hold signals bring every thread here: only a signal to
+	 * act on is worth a write to the shared word. */
+	if (!(atomic_load(&guard_pending) & GUARD_PENDING_SIGNAL))
+		return;
+	int sig = (int)(atomic_fetch_and(&guard_pending, ~GUARD_PENDING_SIGNAL) &
+			GUARD_PENDING_SIGNAL);
 	if (!sig)
 		return;
 	fresh_stack_run(finish_from_signal, NULL);
@@ -180,7 +209,10 @@ static void after_fork_child(void)
 	bool own;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-	guard_deferred_signal = 0; /* the parent's to act on */
+	/* The parent's signal is the parent's to act on; its other threads'
+	 * held signals stayed with them. */
+	atomic_store(&guard_pending, guard_held_signals ? GUARD_PENDING_HELD_THREAD : 0);
+	program_handlers_after_fork_child();
 	image_identity_fork(&preload_config.image, forks_made);
 	forks_made = 0;
 	if (preload_mode_now() == PRELOAD_RECORD) {
@@ -440,6 +472,7 @@ __attribute__((constructor)) static void preload_init(void)
 		owner_pid = getpid();
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 		signal_hook_install(on_fatal_signal);
+		program_handlers_start();
 		deepbind_start();
 		atomic_store(&preload_mode, mode);
 	}

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "program_handlers.h"
 #include "real_libc.h"
 
 #define MEMPLAN_EXPORT __attribute__((visibility("default")))
@@ -83,28 +84,66 @@ static void report_default(struct sigaction *old)
 	sigemptyset(&old->sa_mask);
 }
 
-MEMPLAN_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* Sets a disposition as the program asked, with memplan's hook in place of the
+ * default and the trampoline in front of the program's handlers, and reports
+ * the disposition before as the program set it. */
+static int set_disposition(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	bool was_hooked = is_hooked(sig), hook_it = wants_hooked_default(sig, act);
+	bool was_wrapped = program_handlers_wrapped(sig);
+	bool wrap_it = !hook_it && program_handlers_want(sig, act);
+	struct sigaction before, trampoline;
+	const struct sigaction *give = act;
 	int r;
 
-	if (!was_hooked && !hook_it)
+	if ((!was_hooked && !hook_it && !was_wrapped && !wrap_it) || !program_handlers_own_table())
 		return real_libc()->sigaction(sig, act, old);
-	r = real_libc()->sigaction(sig, hook_it ? &hook : act, old);
+	if (was_wrapped)
+		program_handlers_get(sig, &before); /* before wrap overwrites it */
+	if (hook_it)
+		give = &hook;
+	else if (wrap_it) { /* noted before the kernel can call it */
+		program_handlers_wrap(sig, act, &trampoline);
+		give = &trampoline;
+	}
+	r = real_libc()->sigaction(sig, give, old);
 	if (r < 0)
 		return r;
 	if (old && was_hooked)
 		report_default(old);
-	if (act)
+	else if (old && was_wrapped && program_handlers_is_trampoline(old)) {
+		/* The flags the kernel reports (glibc's SA_RESTORER among them), but
+		 * for the two the trampoline changes. */
+		const int own = SA_SIGINFO | SA_RESETHAND;
+		before.sa_flags = (old->sa_flags & ~own) | (before.sa_flags & own);
+		*old = before;
+	}
+	if (act) {
 		atomic_store(&hooked[sig], hook_it);
+		program_handlers_set_wrapped(sig, wrap_it);
+	}
 	return r;
+}
+
+MEMPLAN_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return set_disposition(sig, act, old);
+}
+
+void signal_hook_reset_default(int sig)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+
+	sigemptyset(&dfl.sa_mask);
+	set_disposition(sig, &dfl, NULL);
 }
 
 MEMPLAN_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
 	struct sigaction act = {.sa_handler = handler, .sa_flags = SA_RESTART}, old;
 
-	if (!is_hooked(sig) && !(handler == SIG_DFL && hook.sa_handler && is_fatal(sig)))
+	if (!is_hooked(sig) && !(handler == SIG_DFL && hook.sa_handler && is_fatal(sig)) &&
+	    !program_handlers_wrapped(sig) && !program_handlers_want(sig, &act))
 		return real_libc()->signal(sig, handler);
 	/* glibc's signal is sigaction with SA_RESTART and an empty mask. */
 	sigemptyset(&act.sa_mask);

@@ -8,8 +8,10 @@
  * memplan's handler is in place, asking gets the answer "default"; a program that
  * sets a disposition of its own replaces memplan's handler, as it would have
  * replaced the default; and one that sets the default back gets memplan's handler
- * again, hidden the same way. (bsd_signal, sysv_signal and sigset are not
- * interposed: a program using them sees memplan's handler.) */
+ * again, hidden the same way. bsd_signal, sysv_signal and sigset are rebuilt on
+ * the same sigaction. A handler of the program's own is installed behind a
+ * trampoline that keeps it out of memplan's code (program_handlers.h), and
+ * reported as the program set it. */
 #pragma once
 
 /* Installs handler for every such signal that is at its default. While it runs
@@ -24,3 +26,8 @@ void signal_hook_install(void (*handler)(int));
  * the plan is written: whichever of them is then delivered ends it.
  * Async-signal-safe. */
 void signal_hook_default_all(void);
+
+/* Sets sig to its default disposition as the program would (memplan's hook
+ * where it hooks the default), for a handler set with SA_RESETHAND.
+ * Async-signal-safe. */
+void signal_hook_reset_default(int sig);

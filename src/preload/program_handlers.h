@@ -1,0 +1,60 @@
+/* The program's own signal handlers run outside memplan's code.
+ *
+ * A handler may end the process (exit), jump out (siglongjmp) or allocate. Run
+ * on a thread interrupted inside memplan, which holds its locks and may have a
+ * table half updated, each of those goes wrong: exit waits for a lock its own
+ * thread holds (a hang), a jump leaves the lock held and the thread inside
+ * memplan for good, an allocation sees half-updated tables. glibc's malloc has
+ * the same hazards, but a program spends little time in it; under record, an
+ * allocating thread spends most of its time in memplan.
+ *
+ * So every handler the program sets through sigaction (or signal and the
+ * like, built on it) is installed behind a trampoline. A signal that finds its
+ * thread inside memplan is blocked on that thread and queued to it again with
+ * its siginfo (rt_tgsigqueueinfo); the thread unblocks it as it leaves
+ * memplan's code (guard_leave), and the handler runs then, with what it would
+ * have been given. Faults raised by the thread's own instruction (SIGSEGV,
+ * SIGBUS...) and SIGABRT run at once: returning would only raise them again.
+ * sigaction reports the program's own handler, flags and mask. */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Signals held on this thread until it leaves memplan's code: bit sig - 1. */
+extern __thread volatile uint64_t guard_held_signals __attribute__((tls_model("initial-exec")));
+
+/* From now on, handlers set in this process go behind the trampoline. */
+void program_handlers_start(void);
+
+/* A forked child owns the copy of the table it inherited. */
+void program_handlers_after_fork_child(void);
+
+/* Whether this process may change the table: started, and not a vfork child
+ * (which shares its parent's memory until it execs). */
+bool program_handlers_own_table(void);
+
+/* Whether the program's handler for sig is behind the trampoline. */
+bool program_handlers_wrapped(int sig);
+
+/* Whether act is a handler of the program's to put behind the trampoline. */
+bool program_handlers_want(int sig, const struct sigaction *act);
+
+/* Notes act as the program's handler for sig and fills *kernel_act with the
+ * trampoline to install in its place. */
+void program_handlers_wrap(int sig, const struct sigaction *act, struct sigaction *kernel_act);
+
+/* Whether act is the trampoline (a library bound to libc's own sigaction may
+ * have replaced it). */
+bool program_handlers_is_trampoline(const struct sigaction *act);
+
+/* The program's handler for sig as it set it. */
+void program_handlers_get(int sig, struct sigaction *act);
+
+/* Notes whether the trampoline is the kernel's handler for sig now. */
+void program_handlers_set_wrapped(int sig, bool wrapped);
+
+/* Unblocks the signals held on this thread: their handlers run now. Called as
+ * the thread leaves memplan's code. Async-signal-safe. */
+void program_handlers_release(void);

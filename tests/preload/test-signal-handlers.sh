@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The program's signal handlers, landing while it allocates. A SIGALRM
+# handler that called exit() hung recording: it ran on a thread interrupted
+# inside memplan's code, holding the recording's lock, and memplan's exit
+# handler waited for that lock. Handlers now wait until their thread leaves
+# memplan's code; the queued signals below check that they still get what
+# they were sent (sender, code, value, order) and that sigaction reports the
+# program's own handlers.
+. "$(dirname "$0")/lib.sh"
+
+prog=$PROGRAMS/signal_handlers
+
+# timeout's status after its TERM (124), or after its KILL (137).
+hung_if_killed() {
+  case "$(cat "$WORK/$1.rc")" in
+    124|137) fail "$2: hung (killed after 60 s)" ;;
+  esac
+}
+
+# exit(3) from a handler, at various points of two threads' allocations.
+run_plain exit "$prog" exit 20000
+[ "$(cat "$WORK/exit.plain.rc")" = 3 ] || fail "signal_handlers exit: status $(cat "$WORK/exit.plain.rc") on its own"
+for us in 5000 20000 50000 5000 20000 50000; do
+  rm -f "$WORK/exit.plan"
+  set +e
+  timeout -k 5 60 "$MEMPLAN" record -o "$WORK/exit.plan" -- "$prog" exit $us \
+    >"$WORK/exit.record.out" 2>"$WORK/exit.record.err"
+  echo $? >"$WORK/exit.record.rc"
+  set -e
+  hung_if_killed exit.record "record, exit() in a handler after $us us"
+  same_as_plain exit record
+  [ -s "$WORK/exit.plan" ] || fail "record after $us us: no plan written"
+  "$MEMPLAN" show "$WORK/exit.plan" >/dev/null || fail "record after $us us: the plan does not read back"
+  set +e
+  timeout -k 5 60 "$MEMPLAN" replay -p "$WORK/exit.plan" --stats "$WORK/exit.stats" -- "$prog" exit $us \
+    >"$WORK/exit.replay.out" 2>"$WORK/exit.replay.err"
+  echo $? >"$WORK/exit.replay.rc"
+  set -e
+  hung_if_killed exit.replay "replay, exit() in a handler after $us us"
+  same_as_plain exit replay
+done
+hit_ratio_at_least exit 90
+
+# The same handler set by the rt_sigaction system call, as the Go runtime sets
+# its own: memplan cannot hold it, and it lands inside memplan's code. The
+# process must still end as it would, with at most one line saying that its
+# plan is lost; replay writes its statistics.
+for us in 5000 20000 50000; do
+  set +e
+  timeout -k 5 60 "$MEMPLAN" record -o "$WORK/raw.plan" -- "$prog" exit-raw $us \
+    >"$WORK/exit.record.out" 2>"$WORK/exit.record.err"
+  echo $? >"$WORK/exit.record.rc"
+  timeout -k 5 60 "$MEMPLAN" replay -p "$WORK/exit.plan" --stats "$WORK/raw.stats" -- "$prog" exit-raw $us \
+    >"$WORK/exit.replay.out" 2>"$WORK/exit.replay.err"
+  echo $? >"$WORK/exit.replay.rc"
+  set -e
+  hung_if_killed exit.record "record, exit() in a raw handler after $us us"
+  hung_if_killed exit.replay "replay, exit() in a raw handler after $us us"
+  same_as_plain exit record
+  same_as_plain exit replay
+  if grep -v -e "^memplan: a signal handler ended the process inside an allocation; this process's plan is not written\$" \
+      -e "^memplan: .*raw.plan: no process wrote a plan" "$WORK/exit.record.err"; then
+    fail "record, raw handler: unexpected messages"
+  fi
+done
+[ -s "$WORK/raw.stats" ] || fail "replay, raw handler: no statistics"
+
+# Queued signals with their siginfo, and a handler set with SA_RESETHAND.
+run_plain info "$prog" info 2000
+grep -q "^2000 queued signals arrived, 0 with a wrong" "$WORK/info.plain.out" ||
+  fail "signal_handlers info fails on its own: $(cat "$WORK/info.plain.out")"
+for round in 1 2 3; do
+  set +e
+  timeout -k 5 60 "$MEMPLAN" record -o "$WORK/info.plan" -- "$prog" info 2000 \
+    >"$WORK/info.record.out" 2>"$WORK/info.record.err"
+  echo $? >"$WORK/info.record.rc"
+  timeout -k 5 60 "$MEMPLAN" replay -p "$WORK/info.plan" --stats "$WORK/info.stats" -- "$prog" info 2000 \
+    >"$WORK/info.replay.out" 2>"$WORK/info.replay.err"
+  echo $? >"$WORK/info.replay.rc"
+  set -e
+  same_as_plain info record
+  same_as_plain info replay
+done
+hit_ratio_at_least info 90
+echo "signal handlers: exit() in 9 records and 9 replays, 2000 queued signals x 6 as sent"
