@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -85,39 +84,51 @@ static bool raised_by_instruction(int sig, const siginfo_t *info)
 	}
 }
 
-/* Queues the signal to this thread again, blocked until it leaves memplan's
- * code. Returns false if the kernel would not queue it (the queue of
- * real-time signals is full): the handler then runs now. */
-static bool hold(int sig, siginfo_t *info, ucontext_t *context)
+/* Signals taken on this thread inside memplan's code, with what they were
+ * sent, until it leaves. Two different signals at once are already rare;
+ * a third runs at once. */
+#define HELD_SLOTS 2
+static __thread struct held_signal {
+	int sig; /* 0: free */
+	siginfo_t info;
+} held[HELD_SLOTS] __attribute__((tls_model("initial-exec")));
+
+/* Keeps the signal on this thread until it leaves memplan's code; further
+ * ones of the same signal wait in the kernel meanwhile. Returns false if no
+ * slot is free: the handler then runs now. */
+static bool hold(int sig, const siginfo_t *info, ucontext_t *context)
 {
 	const int saved_errno = errno;
 	sigset_t all, before;
-	bool queued;
+	bool kept = false;
 
-	/* All blocked while it is held: with SA_NODEFER it would come back at
-	 * once, and another signal's trampoline must not count this thread
-	 * twice. The mask the thread returns to is the context's. */
+	/* Another signal's trampoline must not take the same slot. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &before);
-	queued = syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), sig, info) == 0;
-	if (queued) {
-		/* The mask the thread returns to: blocked until released. */
+	for (int i = 0; i < HELD_SLOTS && !kept; i++) {
+		if (held[i].sig)
+			continue;
+		held[i].info = *info;
+		held[i].sig = sig;
+		kept = true;
+	}
+	if (kept) {
+		/* The mask the thread returns to, until the release. */
 		sigaddset(&context->uc_sigmask, sig);
 		if (!guard_held_signals)
 			atomic_fetch_add(&guard_pending, GUARD_PENDING_HELD_THREAD);
 		guard_held_signals |= 1ull << (sig - 1);
-	} else {
-		pthread_sigmask(SIG_SETMASK, &before, NULL);
 	}
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
 	errno = saved_errno;
-	return queued;
+	return kept;
 }
 
-static void trampoline(int sig, siginfo_t *info, void *context)
+/* Calls the program's handler for sig as the kernel would. */
+static void run(int sig, siginfo_t *info, void *context)
 {
-	if (guard_active() && !raised_by_instruction(sig, info) && hold(sig, info, context))
-		return;
 	uintptr_t handler = atomic_load_explicit(&programs[sig].handler, memory_order_acquire);
+
 	if (atomic_load_explicit(&programs[sig].flags, memory_order_relaxed) & SA_RESETHAND)
 		signal_hook_reset_default(sig);
 	if (handler == (uintptr_t)SIG_IGN)
@@ -130,6 +141,13 @@ static void trampoline(int sig, siginfo_t *info, void *context)
 	/* The kernel passes all three arguments to every handler on this ABI,
 	 * with or without SA_SIGINFO. */
 	((void (*)(int, siginfo_t *, void *))handler)(sig, info, context);
+}
+
+static void trampoline(int sig, siginfo_t *info, void *context)
+{
+	if (guard_active() && !raised_by_instruction(sig, info) && hold(sig, info, context))
+		return;
+	run(sig, info, context);
 }
 
 void program_handlers_wrap(int sig, const struct sigaction *act, struct sigaction *kernel_act)
@@ -171,15 +189,41 @@ void program_handlers_set_wrapped(int sig, bool wrapped)
 void program_handlers_release(void)
 {
 	const int saved_errno = errno;
-	uint64_t held = guard_held_signals;
-	sigset_t set;
+	struct held_signal now[HELD_SLOTS];
+	sigset_t all, before, after;
+	int n = 0;
 
+	/* Taken with every signal blocked, so that no trampoline adds to them
+	 * meanwhile; the held ones stay blocked while their handlers run. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &before);
+	for (int i = 0; i < HELD_SLOTS; i++) {
+		if (held[i].sig)
+			now[n++] = held[i];
+		held[i].sig = 0;
+	}
+	after = before;
+	for (int sig = 1; sig <= KERNEL_SIGNALS; sig++)
+		if (guard_held_signals & (1ull << (sig - 1)))
+			sigdelset(&after, sig);
 	guard_held_signals = 0;
 	atomic_fetch_sub(&guard_pending, GUARD_PENDING_HELD_THREAD);
-	sigemptyset(&set);
-	for (int sig = 1; sig <= KERNEL_SIGNALS; sig++)
-		if (held & (1ull << (sig - 1)))
-			sigaddset(&set, sig);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	for (int i = 0; i < n; i++) {
+		int sig = now[i].sig;
+		sigset_t during = before;
+		ucontext_t context;
+
+		/* Blocked during the handler as the kernel would: its mask, and
+		 * the signal itself unless SA_NODEFER. */
+		sigorset(&during, &during, &programs[sig].mask);
+		if (!(atomic_load(&programs[sig].flags) & SA_NODEFER))
+			sigaddset(&during, sig);
+		pthread_sigmask(SIG_SETMASK, &during, NULL);
+		getcontext(&context);
+		errno = saved_errno;
+		run(sig, &now[i].info, &context);
+	}
+	/* Further ones that waited in the kernel come now. */
+	pthread_sigmask(SIG_SETMASK, &after, NULL);
 	errno = saved_errno;
 }

@@ -10,12 +10,14 @@
  *
  * So every handler the program sets through sigaction (or signal and the
  * like, built on it) is installed behind a trampoline. A signal that finds its
- * thread inside memplan is blocked on that thread and queued to it again with
- * its siginfo (rt_tgsigqueueinfo); the thread unblocks it as it leaves
- * memplan's code (guard_leave), and the handler runs then, with what it would
- * have been given. Faults raised by the thread's own instruction (SIGSEGV,
- * SIGBUS...) and SIGABRT run at once: returning would only raise them again.
- * sigaction reports the program's own handler, flags and mask. */
+ * thread inside memplan is kept, with its siginfo, and blocked on that thread
+ * (further ones wait in the kernel); as the thread leaves memplan's code
+ * (guard_leave) the handler runs with what it was sent, under the mask the
+ * kernel would give it, and the signal is unblocked. No system call but the
+ * signal mask's: a sandbox's seccomp filter may forbid the others (Chromium's
+ * forbids rt_tgsigqueueinfo). Faults raised by the thread's own instruction
+ * (SIGSEGV, SIGBUS...) and SIGABRT run at once: returning would only raise
+ * them again. sigaction reports the program's own handler, flags and mask. */
 #pragma once
 
 #include <signal.h>
@@ -55,6 +57,6 @@ void program_handlers_get(int sig, struct sigaction *act);
 /* Notes whether the trampoline is the kernel's handler for sig now. */
 void program_handlers_set_wrapped(int sig, bool wrapped);
 
-/* Unblocks the signals held on this thread: their handlers run now. Called as
- * the thread leaves memplan's code. Async-signal-safe. */
+/* Runs the handlers of the signals held on this thread, and unblocks them.
+ * Called as the thread leaves memplan's code. */
 void program_handlers_release(void);
