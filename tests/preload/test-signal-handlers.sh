@@ -82,4 +82,36 @@ for round in 1 2 3; do
   same_as_plain info replay
 done
 hit_ratio_at_least info 90
-echo "signal handlers: exit() in 9 records and 9 replays, 2000 queued signals x 6 as sent"
+# Real programs whose handlers land while they allocate: bash reaping 300
+# background jobs (SIGCHLD), CPython under a 0.5 ms interval timer.
+run_real() {
+  local name=$1; shift
+  run_plain "$name" "$@"
+  [ "$(cat "$WORK/$name.plain.rc")" = 0 ] || fail "$name fails on its own"
+  set +e
+  timeout -k 5 120 "$MEMPLAN" record -o "$WORK/$name.plan" -- "$@" \
+    >"$WORK/$name.record.out" 2>"$WORK/$name.record.err"
+  echo $? >"$WORK/$name.record.rc"
+  timeout -k 5 120 "$MEMPLAN" replay -p "$WORK/$name.plan" --stats "$WORK/$name.stats" -- "$@" \
+    >"$WORK/$name.replay.out" 2>"$WORK/$name.replay.err"
+  echo $? >"$WORK/$name.replay.rc"
+  set -e
+  same_as_plain "$name" record
+  same_as_plain "$name" replay
+  hit_ratio_at_least "$name" 90
+}
+run_real bash-jobs bash -c 'for i in $(seq 1 300); do (exit $((i % 7))) & p+=($!); done
+  s=0; for j in "${p[@]}"; do wait "$j"; s=$((s + $?)); done; echo "$s"'
+if command -v python3 >/dev/null; then
+  run_real python-timer python3 -c '
+import signal
+ticks = [0]
+signal.signal(signal.SIGALRM, lambda *a: ticks.__setitem__(0, ticks[0] + 1))
+signal.setitimer(signal.ITIMER_REAL, 0.0005, 0.0005)
+d = {}
+for i in range(300000):
+    d[str(i)] = [i] * 3
+signal.setitimer(signal.ITIMER_REAL, 0)
+print(len(d), sum(len(v) for v in d.values()), ticks[0] > 0)'
+fi
+echo "signal handlers: exit() in 9 records and 9 replays, 2000 queued signals x 6 as sent, bash and python3"
