@@ -471,8 +471,8 @@ __attribute__((constructor)) static void preload_init(void)
 	if (started) {
 		owner_pid = getpid();
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-		signal_hook_install(on_fatal_signal);
 		program_handlers_start();
+		signal_hook_install(on_fatal_signal);
 		deepbind_start();
 		atomic_store(&preload_mode, mode);
 	}

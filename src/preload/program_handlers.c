@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "real_libc.h"
 #include "signal_hook.h"
 
 __thread volatile uint64_t guard_held_signals __attribute__((tls_model("initial-exec")));
@@ -34,6 +35,18 @@ static atomic_int table_owner;
 void program_handlers_start(void)
 {
 	atomic_store(&table_owner, getpid());
+	/* Handlers set before memplan started, by the initialisers of libraries
+	 * the loader ran first, go behind the trampoline too. */
+	for (int sig = 1; sig <= KERNEL_SIGNALS; sig++) {
+		struct sigaction now, wrapped;
+
+		if (sig == SIGKILL || sig == SIGSTOP || real_libc()->sigaction(sig, NULL, &now) < 0 ||
+		    !program_handlers_want(sig, &now))
+			continue;
+		program_handlers_wrap(sig, &now, &wrapped);
+		if (real_libc()->sigaction(sig, &wrapped, NULL) == 0)
+			program_handlers_set_wrapped(sig, true);
+	}
 }
 
 void program_handlers_after_fork_child(void)

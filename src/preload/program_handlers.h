@@ -27,7 +27,8 @@
 /* Signals held on this thread until it leaves memplan's code: bit sig - 1. */
 extern __thread volatile uint64_t guard_held_signals __attribute__((tls_model("initial-exec")));
 
-/* From now on, handlers set in this process go behind the trampoline. */
+/* From now on, handlers set in this process go behind the trampoline; those
+ * set already go behind it now. Call before memplan's hook is installed. */
 void program_handlers_start(void);
 
 /* A forked child owns the copy of the table it inherited. */

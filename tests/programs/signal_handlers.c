@@ -9,6 +9,9 @@
  *                             call itself, as the Go runtime sets its own:
  *                             out of memplan's sight, it may run inside
  *                             memplan's code.
+ *   signal_handlers exit-early US   the same with the handler set by the
+ *                             initialiser of a library (signal_early.c),
+ *                             before memplan starts.
  *   signal_handlers info N    a child sends N queued real-time signals, each
  *                             with its number, which a SA_SIGINFO handler
  *                             checks (sender, code, value, order) while the
@@ -21,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdbool.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -75,13 +77,23 @@ static int set_handler_raw(int sig, void (*handler)(int))
 	return (int)syscall(SYS_rt_sigaction, sig, &act, NULL, sizeof(act.mask));
 }
 
-static int run_exit(long us, bool raw)
+int signal_early_reported(void);
+
+enum handler_setter { BY_SIGNAL, BY_SYSCALL, BY_LIBRARY };
+
+static int run_exit(long us, enum handler_setter setter)
 {
 	pthread_t t;
 	struct itimerval it = {{0, 0}, {us / 1000000, us % 1000000}};
 
+	if (setter == BY_LIBRARY && !signal_early_reported()) {
+		fprintf(stderr, "signal_handlers: the library's handler is not reported\n");
+		return 1;
+	}
 	pthread_create(&t, NULL, churn_forever, (void *)1L);
-	if (raw ? set_handler_raw(SIGALRM, on_alarm) < 0 : signal(SIGALRM, on_alarm) == SIG_ERR)
+	if (setter == BY_SIGNAL && signal(SIGALRM, on_alarm) == SIG_ERR)
+		return 1;
+	if (setter == BY_SYSCALL && set_handler_raw(SIGALRM, on_alarm) < 0)
 		return 1;
 	setitimer(ITIMER_REAL, &it, NULL);
 	churn(2, NULL);
@@ -171,11 +183,13 @@ static int run_info(int n)
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "exit"))
-		return run_exit(atol(argv[2]), false);
+		return run_exit(atol(argv[2]), BY_SIGNAL);
 	if (argc == 3 && !strcmp(argv[1], "exit-raw"))
-		return run_exit(atol(argv[2]), true);
+		return run_exit(atol(argv[2]), BY_SYSCALL);
+	if (argc == 3 && !strcmp(argv[1], "exit-early"))
+		return run_exit(atol(argv[2]), BY_LIBRARY);
 	if (argc == 3 && !strcmp(argv[1], "info"))
 		return run_info(atoi(argv[2]));
-	fprintf(stderr, "usage: signal_handlers exit|exit-raw US | info N\n");
+	fprintf(stderr, "usage: signal_handlers exit|exit-raw|exit-early US | info N\n");
 	return 2;
 }
