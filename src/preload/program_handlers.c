@@ -199,6 +199,16 @@ void program_handlers_set_wrapped(int sig, bool wrapped)
 		atomic_store(&programs[sig].wrapped, wrapped);
 }
 
+void program_handlers_unwrap(int sig, void (*disposition)(int))
+{
+	if (!valid(sig))
+		return;
+	/* A signal held meanwhile gets the disposition it finds as it is
+	 * released, as a pending one would. */
+	atomic_store(&programs[sig].handler, (uintptr_t)disposition);
+	atomic_store(&programs[sig].wrapped, false);
+}
+
 void program_handlers_release(void)
 {
 	const int saved_errno = errno;

@@ -58,6 +58,10 @@ void program_handlers_get(int sig, struct sigaction *act);
 /* Notes whether the trampoline is the kernel's handler for sig now. */
 void program_handlers_set_wrapped(int sig, bool wrapped);
 
+/* Notes that the trampoline is no longer sig's handler: disposition
+ * (SIG_DFL, SIG_IGN) replaced it. */
+void program_handlers_unwrap(int sig, void (*disposition)(int));
+
 /* Runs the handlers of the signals held on this thread, and unblocks them.
  * Called as the thread leaves memplan's code. */
 void program_handlers_release(void);

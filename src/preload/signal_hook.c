@@ -120,7 +120,10 @@ static int set_disposition(int sig, const struct sigaction *act, struct sigactio
 	}
 	if (act) {
 		atomic_store(&hooked[sig], hook_it);
-		program_handlers_set_wrapped(sig, wrap_it);
+		if (wrap_it)
+			program_handlers_set_wrapped(sig, true);
+		else if (was_wrapped)
+			program_handlers_unwrap(sig, act->sa_handler);
 	}
 	return r;
 }
