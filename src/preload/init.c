@@ -209,10 +209,9 @@ static void after_fork_child(void)
 	bool own;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-	/* The parent's signal is the parent's to act on; its other threads'
-	 * held signals stayed with them. */
-	atomic_store(&guard_pending, guard_held_signals ? GUARD_PENDING_HELD_THREAD : 0);
+	/* The parent's signals, deferred or held, are the parent's to act on. */
 	program_handlers_after_fork_child();
+	atomic_store(&guard_pending, 0);
 	image_identity_fork(&preload_config.image, forks_made);
 	forks_made = 0;
 	if (preload_mode_now() == PRELOAD_RECORD) {

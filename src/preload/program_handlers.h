@@ -31,7 +31,8 @@ extern __thread volatile uint64_t guard_held_signals __attribute__((tls_model("i
  * set already go behind it now. Call before memplan's hook is installed. */
 void program_handlers_start(void);
 
-/* A forked child owns the copy of the table it inherited. */
+/* A forked child owns the copy of the table it inherited, and drops the
+ * signals its parent's thread held (they are the parent's). */
 void program_handlers_after_fork_child(void);
 
 /* Whether this process may change the table: started, and not a vfork child

@@ -97,6 +97,22 @@ for round in 1 2 3; do
   same_as_plain info replay
 done
 hit_ratio_at_least info 90
+# Forks while a sibling floods the parent with SIGUSR1: a signal held by the
+# forking thread is the parent's, and the child must not run its handler
+# (5 children of 2,000 did).
+run_plain fork "$prog" fork 3000
+grep -q "^3000 forks, 0 children" "$WORK/fork.plain.out" || fail "signal_handlers fork fails on its own"
+set +e
+timeout -k 5 120 "$MEMPLAN" record -o "$WORK/fork.plan" -- "$prog" fork 3000 \
+  >"$WORK/fork.record.out" 2>"$WORK/fork.record.err"
+echo $? >"$WORK/fork.record.rc"
+timeout -k 5 120 "$MEMPLAN" replay -p "$WORK/fork.plan" -- "$prog" fork 3000 \
+  >"$WORK/fork.replay.out" 2>"$WORK/fork.replay.err"
+echo $? >"$WORK/fork.replay.rc"
+set -e
+same_as_plain fork record
+same_as_plain fork replay
+
 # Real programs whose handlers land while they allocate: bash reaping 300
 # background jobs (SIGCHLD), CPython under a 0.5 ms interval timer.
 run_real() {
@@ -129,4 +145,4 @@ for i in range(300000):
 signal.setitimer(signal.ITIMER_REAL, 0)
 print(len(d), sum(len(v) for v in d.values()), ticks[0] > 0)'
 fi
-echo "signal handlers: exit() in 15 records and 9 replays, 2000 queued signals x 6 as sent, bash and python3"
+echo "signal handlers: exit() in 15 records and 9 replays, 2000 queued signals x 6 as sent, 6000 forks, bash and python3"

@@ -12,6 +12,9 @@
  *   signal_handlers exit-early US   the same with the handler set by the
  *                             initialiser of a library (signal_early.c),
  *                             before memplan starts.
+ *   signal_handlers fork N    forks N children while a sibling floods it
+ *                             with SIGUSR1; no child may run the handler
+ *                             for a signal sent to its parent.
  *   signal_handlers info N    a child sends N queued real-time signals, each
  *                             with its number, which a SA_SIGINFO handler
  *                             checks (sender, code, value, order) while the
@@ -97,6 +100,44 @@ static int run_exit(long us, enum handler_setter setter)
 		return 1;
 	setitimer(ITIMER_REAL, &it, NULL);
 	churn(2, NULL);
+	return 0;
+}
+
+static pid_t parent;
+static volatile sig_atomic_t ran_in_child;
+
+static void on_usr1_parent_only(int sig)
+{
+	(void)sig;
+	if (getpid() != parent)
+		ran_in_child++;
+}
+
+static int run_fork(int forks)
+{
+	int wrong = 0;
+	pid_t flood;
+
+	parent = getpid();
+	signal(SIGUSR1, on_usr1_parent_only);
+	flood = fork();
+	if (flood == 0)
+		for (;;)
+			if (kill(parent, SIGUSR1) < 0)
+				_exit(0);
+	for (int f = 0; f < forks; f++) {
+		free(malloc(100));
+		pid_t child = fork();
+		if (child == 0)
+			_exit(ran_in_child ? 1 : 0);
+		int status;
+		while (waitpid(child, &status, 0) < 0)
+			;
+		wrong += !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	kill(flood, SIGKILL);
+	waitpid(flood, NULL, 0);
+	printf("%d forks, %d children ran the parent's handler\n", forks, wrong);
 	return 0;
 }
 
@@ -188,8 +229,10 @@ int main(int argc, char **argv)
 		return run_exit(atol(argv[2]), BY_SYSCALL);
 	if (argc == 3 && !strcmp(argv[1], "exit-early"))
 		return run_exit(atol(argv[2]), BY_LIBRARY);
+	if (argc == 3 && !strcmp(argv[1], "fork"))
+		return run_fork(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "info"))
 		return run_info(atoi(argv[2]));
-	fprintf(stderr, "usage: signal_handlers exit|exit-raw|exit-early US | info N\n");
+	fprintf(stderr, "usage: signal_handlers exit|exit-raw|exit-early US | fork N | info N\n");
 	return 2;
 }
