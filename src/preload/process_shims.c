@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -125,6 +126,7 @@ struct thread_start {
 	void *(*routine)(void *);
 	void *arg;
 	uint64_t lineage;
+	sigset_t mask; /* the creator's on entry, or the one attr sets */
 };
 
 static void *start_named_thread(void *p)
@@ -132,6 +134,10 @@ static void *start_named_thread(void *p)
 	struct thread_start start = *(struct thread_start *)p;
 
 	__libc_free(p);
+	/* A signal the creator held while libc made this thread (it arrived
+	 * inside memplan: program_handlers.h) is blocked in the mask libc gave
+	 * it, and this thread would never unblock it. */
+	pthread_sigmask(SIG_SETMASK, &start.mask, NULL);
 	thread_lineage = start.lineage;
 	/* Taking its frame's address also makes this function keep a frame
 	 * pointer, by which replay walks the program's stacks through it
@@ -160,7 +166,9 @@ MEMPLAN_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	start = __libc_malloc(sizeof(*start));
 	if (!start)
 		return EAGAIN;
-	*start = (struct thread_start){routine, arg, thread_lineage_next_child()};
+	*start = (struct thread_start){routine, arg, thread_lineage_next_child(), {{0}}};
+	if (!attr || pthread_attr_getsigmask_np(attr, &start->mask) == PTHREAD_ATTR_NO_SIGMASK_NP)
+		pthread_sigmask(SIG_SETMASK, NULL, &start->mask);
 	if (preload_mode_now() == PRELOAD_RECORD) {
 		guard_enter();
 		record_thread_created(start->lineage);

@@ -97,9 +97,9 @@ for round in 1 2 3; do
   same_as_plain info replay
 done
 hit_ratio_at_least info 90
-# Forks while a sibling floods the parent with SIGUSR1: a signal held by the
-# forking thread is the parent's, and the child must not run its handler
-# (5 children of 2,000 did).
+# Forks under a 20 us interval timer: a signal held by the forking thread is
+# the parent's, and the child must not run its handler (569 children of
+# 3,000 did).
 run_plain fork "$prog" fork 3000
 grep -q "^3000 forks, 0 children" "$WORK/fork.plain.out" || fail "signal_handlers fork fails on its own"
 set +e
@@ -112,6 +112,22 @@ echo $? >"$WORK/fork.replay.rc"
 set -e
 same_as_plain fork record
 same_as_plain fork replay
+
+# Threads created one after another under a 20 us interval timer: a signal
+# held on the creator while libc made the thread was blocked in the new
+# thread for good (253 of 10,000 threads).
+run_plain threads "$prog" threads 5000
+grep -q "^5000 threads, 0 started" "$WORK/threads.plain.out" || fail "signal_handlers threads fails on its own"
+set +e
+timeout -k 5 120 "$MEMPLAN" record -o "$WORK/threads.plan" -- "$prog" threads 5000 \
+  >"$WORK/threads.record.out" 2>"$WORK/threads.record.err"
+echo $? >"$WORK/threads.record.rc"
+timeout -k 5 120 "$MEMPLAN" replay -p "$WORK/threads.plan" -- "$prog" threads 5000 \
+  >"$WORK/threads.replay.out" 2>"$WORK/threads.replay.err"
+echo $? >"$WORK/threads.replay.rc"
+set -e
+same_as_plain threads record
+same_as_plain threads replay
 
 # Real programs whose handlers land while they allocate: bash reaping 300
 # background jobs (SIGCHLD), CPython under a 0.5 ms interval timer.
@@ -145,4 +161,4 @@ for i in range(300000):
 signal.setitimer(signal.ITIMER_REAL, 0)
 print(len(d), sum(len(v) for v in d.values()), ticks[0] > 0)'
 fi
-echo "signal handlers: exit() in 15 records and 9 replays, 2000 queued signals x 6 as sent, 6000 forks, bash and python3"
+echo "signal handlers: exit() in 15 records and 9 replays, 2000 queued signals x 6 as sent, 6000 forks, 10000 threads, bash and python3"

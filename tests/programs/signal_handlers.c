@@ -12,9 +12,13 @@
  *   signal_handlers exit-early US   the same with the handler set by the
  *                             initialiser of a library (signal_early.c),
  *                             before memplan starts.
- *   signal_handlers fork N    forks N children while a sibling floods it
- *                             with SIGUSR1; no child may run the handler
- *                             for a signal sent to its parent.
+ *   signal_handlers fork N    forks N children one after another under a
+ *                             20 us interval timer (SIGALRM); no child may
+ *                             run the handler for a signal sent to its
+ *                             parent.
+ *   signal_handlers threads N creates N threads one after another under a
+ *                             20 us interval timer (SIGALRM); none may
+ *                             start with SIGALRM blocked.
  *   signal_handlers info N    a child sends N queued real-time signals, each
  *                             with its number, which a SA_SIGINFO handler
  *                             checks (sender, code, value, order) while the
@@ -106,7 +110,7 @@ static int run_exit(long us, enum handler_setter setter)
 static pid_t parent;
 static volatile sig_atomic_t ran_in_child;
 
-static void on_usr1_parent_only(int sig)
+static void on_alarm_parent_only(int sig)
 {
 	(void)sig;
 	if (getpid() != parent)
@@ -115,16 +119,12 @@ static void on_usr1_parent_only(int sig)
 
 static int run_fork(int forks)
 {
+	struct itimerval every = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
 	int wrong = 0;
-	pid_t flood;
 
 	parent = getpid();
-	signal(SIGUSR1, on_usr1_parent_only);
-	flood = fork();
-	if (flood == 0)
-		for (;;)
-			if (kill(parent, SIGUSR1) < 0)
-				_exit(0);
+	signal(SIGALRM, on_alarm_parent_only);
+	setitimer(ITIMER_REAL, &every, NULL); /* a child inherits no timer */
 	for (int f = 0; f < forks; f++) {
 		free(malloc(100));
 		pid_t child = fork();
@@ -135,9 +135,45 @@ static int run_fork(int forks)
 			;
 		wrong += !WIFEXITED(status) || WEXITSTATUS(status);
 	}
-	kill(flood, SIGKILL);
-	waitpid(flood, NULL, 0);
+	setitimer(ITIMER_REAL, &off, NULL);
 	printf("%d forks, %d children ran the parent's handler\n", forks, wrong);
+	return 0;
+}
+
+static void on_tick(int sig)
+{
+	(void)sig;
+}
+
+static void *alarm_blocked(void *unused)
+{
+	sigset_t now;
+
+	(void)unused;
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	return (void *)(long)sigismember(&now, SIGALRM);
+}
+
+static int run_threads(int n)
+{
+	struct sigaction tick = {.sa_handler = on_tick, .sa_flags = SA_RESTART};
+	struct itimerval every = {{0, 20}, {0, 20}}, off = {{0, 0}, {0, 0}};
+	int blocked = 0;
+
+	sigemptyset(&tick.sa_mask);
+	sigaction(SIGALRM, &tick, NULL);
+	setitimer(ITIMER_REAL, &every, NULL);
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+		void *result;
+
+		free(malloc(64));
+		if (pthread_create(&t, NULL, alarm_blocked, NULL) || pthread_join(t, &result))
+			return 1;
+		blocked += result != NULL;
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("%d threads, %d started with SIGALRM blocked\n", n, blocked);
 	return 0;
 }
 
@@ -231,8 +267,10 @@ int main(int argc, char **argv)
 		return run_exit(atol(argv[2]), BY_LIBRARY);
 	if (argc == 3 && !strcmp(argv[1], "fork"))
 		return run_fork(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "threads"))
+		return run_threads(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "info"))
 		return run_info(atoi(argv[2]));
-	fprintf(stderr, "usage: signal_handlers exit|exit-raw|exit-early US | fork N | info N\n");
+	fprintf(stderr, "usage: signal_handlers exit|exit-raw|exit-early US | fork N | threads N | info N\n");
 	return 2;
 }
