@@ -97,44 +97,10 @@ for round in 1 2 3; do
   same_as_plain info replay
 done
 hit_ratio_at_least info 90
-# Forks under a 20 us interval timer: a signal held by the forking thread is
-# the parent's, and the child must not run its handler (569 children of
-# 3,000 did).
-run_plain fork "$prog" fork 3000
-grep -q "^3000 forks, 0 children" "$WORK/fork.plain.out" || fail "signal_handlers fork fails on its own"
-set +e
-timeout -k 5 120 "$MEMPLAN" record -o "$WORK/fork.plan" -- "$prog" fork 3000 \
-  >"$WORK/fork.record.out" 2>"$WORK/fork.record.err"
-echo $? >"$WORK/fork.record.rc"
-timeout -k 5 120 "$MEMPLAN" replay -p "$WORK/fork.plan" -- "$prog" fork 3000 \
-  >"$WORK/fork.replay.out" 2>"$WORK/fork.replay.err"
-echo $? >"$WORK/fork.replay.rc"
-set -e
-same_as_plain fork record
-same_as_plain fork replay
-
-# Threads created one after another under a 20 us interval timer: a signal
-# held on the creator while libc made the thread was blocked in the new
-# thread for good (253 of 10,000 threads).
-run_plain threads "$prog" threads 5000
-grep -q "^5000 threads, 0 started" "$WORK/threads.plain.out" || fail "signal_handlers threads fails on its own"
-set +e
-timeout -k 5 120 "$MEMPLAN" record -o "$WORK/threads.plan" -- "$prog" threads 5000 \
-  >"$WORK/threads.record.out" 2>"$WORK/threads.record.err"
-echo $? >"$WORK/threads.record.rc"
-timeout -k 5 120 "$MEMPLAN" replay -p "$WORK/threads.plan" -- "$prog" threads 5000 \
-  >"$WORK/threads.replay.out" 2>"$WORK/threads.replay.err"
-echo $? >"$WORK/threads.replay.rc"
-set -e
-same_as_plain threads record
-same_as_plain threads replay
-
-# Real programs whose handlers land while they allocate: bash reaping 300
-# background jobs (SIGCHLD), CPython under a 0.5 ms interval timer.
-run_real() {
+# NAME ARGS...: records and replays ARGS, each bounded at 120 s, and checks
+# both against the plain run (run_plain NAME ARGS first).
+record_and_replay() {
   local name=$1; shift
-  run_plain "$name" "$@"
-  [ "$(cat "$WORK/$name.plain.rc")" = 0 ] || fail "$name fails on its own"
   set +e
   timeout -k 5 120 "$MEMPLAN" record -o "$WORK/$name.plan" -- "$@" \
     >"$WORK/$name.record.out" 2>"$WORK/$name.record.err"
@@ -145,6 +111,29 @@ run_real() {
   set -e
   same_as_plain "$name" record
   same_as_plain "$name" replay
+}
+
+# Forks under a 20 us interval timer: a signal held by the forking thread is
+# the parent's, and the child must not run its handler (569 children of
+# 3,000 did).
+run_plain fork "$prog" fork 3000
+grep -q "^3000 forks, 0 children" "$WORK/fork.plain.out" || fail "signal_handlers fork fails on its own"
+record_and_replay fork "$prog" fork 3000
+
+# Threads created one after another under a 20 us interval timer: a signal
+# held on the creator while libc made the thread was blocked in the new
+# thread for good (253 of 10,000 threads).
+run_plain threads "$prog" threads 5000
+grep -q "^5000 threads, 0 started" "$WORK/threads.plain.out" || fail "signal_handlers threads fails on its own"
+record_and_replay threads "$prog" threads 5000
+
+# Real programs whose handlers land while they allocate: bash reaping 300
+# background jobs (SIGCHLD), CPython under a 0.5 ms interval timer.
+run_real() {
+  local name=$1; shift
+  run_plain "$name" "$@"
+  [ "$(cat "$WORK/$name.plain.rc")" = 0 ] || fail "$name fails on its own"
+  record_and_replay "$name" "$@"
   hit_ratio_at_least "$name" 90
 }
 run_real bash-jobs bash -c 'for i in $(seq 1 300); do (exit $((i % 7))) & p+=($!); done
