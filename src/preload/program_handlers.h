@@ -15,7 +15,7 @@
  * (guard_leave) the handler runs with what it was sent, under the mask the
  * kernel would give it, and the signal is unblocked. No system call but the
  * signal mask's: a sandbox's seccomp filter may forbid the others (Chromium's
- * forbids rt_tgsigqueueinfo). Faults raised by the thread's own instruction
+ * does not allow rt_tgsigqueueinfo). Faults raised by the thread's own instruction
  * (SIGSEGV, SIGBUS...) and SIGABRT run at once: returning would only raise
  * them again. sigaction reports the program's own handler, flags and mask. */
 #pragma once
