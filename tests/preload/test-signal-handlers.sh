@@ -42,7 +42,7 @@ done
 hit_ratio_at_least exit 90
 
 # The same handler set by a library's initialiser, before memplan starts: it
-# must be held as well, and each plan written (3 runs of 6 lost theirs when
+# must be held as well, and each plan written (2 runs of 4 lost theirs when
 # only handlers set later were held).
 for us in 5000 20000 50000 3000 10000 30000; do
   rm -f "$WORK/exit.plan"
