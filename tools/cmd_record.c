@@ -74,6 +74,7 @@ static int usage(const char *why)
 struct outcome {
 	const char *output;
 	unsigned written, failed;
+	unsigned refused; /* by a sandbox the process ran in, without a word */
 };
 
 /* Counts a process's outcome; says why it wrote no plan if it could not (it
@@ -84,6 +85,8 @@ static void note_outcome(const struct stats_line *line, void *ctx)
 
 	if (line->has_written && line->written) {
 		seen->written++;
+	} else if (line->has_written && line->sandboxed && !line->said) {
+		seen->refused++;
 	} else if (line->has_written) {
 		seen->failed++;
 		if (!line->said)
@@ -231,6 +234,11 @@ int cmd_record(int argc, char **argv)
 			output);
 	else if (seen.failed)
 		; /* each process that failed has said why, or memplan for it */
+	else if (seen.refused)
+		fprintf(stderr,
+			"memplan: %s: no process wrote a plan: the command ran in a sandbox "
+			"(seccomp) that does not let it write files\n",
+			output);
 	else if (kind == COMMAND_EXE_STATIC)
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan: %s is statically linked, so "

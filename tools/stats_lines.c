@@ -175,6 +175,8 @@ static void value(struct cursor *c, const char *prefix, const char *key, struct 
 		}
 		if (!prefix && !strcmp(key, "said"))
 			out->said = v;
+		if (!prefix && !strcmp(key, "sandboxed"))
+			out->sandboxed = v;
 	} else {
 		number(c, prefix, key, out);
 	}

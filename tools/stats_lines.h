@@ -19,6 +19,7 @@ struct stats_line {
 	bool has_written, written; /* record: whether the plan was written */
 	char error[256];	   /* record: why not */
 	bool said;		   /* record: whether the process said why on stderr */
+	bool sandboxed;		   /* the process sandboxed itself, or ran in a sandbox */
 	uint32_t miss_count;
 	char miss_name[STATS_MISS_KINDS][24];
 	uint64_t miss[STATS_MISS_KINDS];

@@ -13,6 +13,7 @@
 #include "frame_walk.h"
 #include "guard.h"
 #include "hash64.h"
+#include "init.h"
 #include "lone_atomic.h"
 #include "main_stack.h"
 #include "modules.h"
@@ -697,8 +698,9 @@ void callsite_after_dlclose(void)
 		/* The frame sizes go with the caches (catch_up), the plan's too:
 		 * stacks are learned again by unwinding from now on. The caller is
 		 * the program's dlclose, which took the loader's lock itself: a
-		 * dlopen here adds no order of locks. */
-		if (callsite_depth)
+		 * dlopen here adds no order of locks. Not in a sandbox: loading
+		 * it opens files, which the sandbox may end the process for. */
+		if (callsite_depth && !preload_is_sealed())
 			frame_walk_open_unwinder();
 	}
 }

@@ -71,6 +71,11 @@ void preload_finish(bool from_signal)
 {
 	sigset_t all, old;
 
+	/* Finished when the program sandboxed itself: no system call now, not even
+	 * getpid or the signal mask's, which the sandbox may forbid (in a child
+	 * forked since, say). */
+	if (preload_is_sealed() && atomic_load(&finish_done))
+		return;
 	if (getpid() != owner_pid)
 		return;
 	/* A signal now would end the process in the middle of writing and leave a
@@ -111,6 +116,22 @@ void preload_finish(bool from_signal)
 	atomic_store(&finish_done, true);
 	guard_leave();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static atomic_bool sealed;
+
+void preload_seal(bool strict)
+{
+	if (!atomic_exchange(&sealed, true))
+		preload_finish(false);
+	/* Arena blocks are still freed into the arena: that takes no system call. */
+	if (strict)
+		atomic_store(&preload_mode, PRELOAD_OFF);
+}
+
+bool preload_is_sealed(void)
+{
+	return atomic_load_explicit(&sealed, memory_order_relaxed);
 }
 
 _Atomic unsigned guard_pending;
@@ -404,6 +425,32 @@ static const char *output_problem(int err)
 	return strerror(-err);
 }
 
+/* Whether this process runs under a seccomp filter or strict mode ("Seccomp:"
+ * in /proc/self/status is not 0): one it was started in, such as the one
+ * man-db puts its helpers in, whose filter answers ENOSYS to writing a file. */
+static bool under_seccomp(void)
+{
+	static const char key[] = "\nSeccomp:\t";
+	char buf[4096];
+	ssize_t got = 0, n;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	while (got < (ssize_t)sizeof(buf) - 1 &&
+	       (n = read(fd, buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	buf[got > 0 ? got : 0] = '\0';
+	const char *at = strstr(buf, key);
+	return at && at[sizeof(key) - 1] >= '1' && at[sizeof(key) - 1] <= '9';
+}
+
+bool preload_sandbox_refused(int err)
+{
+	return (err == -ENOSYS || err == -EPERM) && under_seccomp();
+}
+
 static int start_mode(enum preload_mode mode)
 {
 	int r;
@@ -417,8 +464,9 @@ static int start_mode(enum preload_mode mode)
 		if (err > 0) /* a process that outlived memplan record or replay */
 			preload_config.stats_path[0] = '\0';
 		if (err < 0) {
-			log_error(preload_config.stats_path, ": cannot write statistics: ",
-				  output_problem(err), NULL);
+			if (!preload_sandbox_refused(err))
+				log_error(preload_config.stats_path, ": cannot write statistics: ",
+					  output_problem(err), NULL);
 			preload_config.stats_path[0] = '\0';
 		}
 	}
@@ -436,6 +484,8 @@ static int start_mode(enum preload_mode mode)
 			return r;
 		}
 		r = atomic_file_check_writable(preload_config.plan_path);
+		if (r < 0 && preload_sandbox_refused(r))
+			return r;
 		if (r < 0) {
 			log_error(preload_config.plan_path,
 				  ": cannot write the plan here: ", strerror(-r), "; not recording",

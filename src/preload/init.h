@@ -52,3 +52,21 @@ static inline enum preload_mode preload_mode_now(void)
  * the mode drops to PRELOAD_OFF. from_signal: called from a fatal-signal handler.
  * Safe to call from several threads and paths: only the first call does work. */
 void preload_finish(bool from_signal);
+
+/* The program is about to restrict its own system calls or files (a seccomp
+ * filter or strict mode, a Landlock ruleset: sandbox_shims.c). Finishes the
+ * current mode now, while files can still be written (record writes this
+ * process's plan, replay its statistics, which then say "sandboxed"), and from
+ * then on memplan opens no file: replay serves on from what it has read, a
+ * recording stops. strict: seccomp's strict mode, which leaves no system call
+ * but read, write and exit: replay stops serving too, and everything goes to
+ * libc. Sealed stays sealed, in forked children too. */
+void preload_seal(bool strict);
+bool preload_is_sealed(void);
+
+/* Whether err, from writing a plan or statistics file, is a sandbox's refusal:
+ * the process runs under a seccomp filter (which answers ENOSYS or EPERM)
+ * that it was started in, as man-db starts its helpers. Such a process is not
+ * recorded, and writes no statistics, without a word. A file's own
+ * permissions answer EACCES, which is always said. Opens /proc/self/status. */
+bool preload_sandbox_refused(int err);

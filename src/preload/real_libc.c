@@ -36,6 +36,8 @@ static void resolve(void)
 	real.signal = dlsym(RTLD_NEXT, "signal");
 	real.dlclose = dlsym(RTLD_NEXT, "dlclose");
 	real.dlopen = dlsym(RTLD_NEXT, "dlopen");
+	*(void **)&real.prctl = dlsym(RTLD_NEXT, "prctl");
+	*(void **)&real.syscall = dlsym(RTLD_NEXT, "syscall");
 	if (!real.exit_now)
 		real.exit_now = exit_by_syscall;
 	/* memplan's dlopen jumps to it from now on (deepbind_entry.S). */

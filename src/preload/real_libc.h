@@ -35,6 +35,9 @@ struct real_functions {
 	void (*(*signal)(int sig, void (*handler)(int)))(int);
 	int (*dlclose)(void *handle);
 	void *(*dlopen)(const char *file, int mode);
+	int (*prctl)(int option, unsigned long a2, unsigned long a3, unsigned long a4,
+		     unsigned long a5);
+	long (*syscall)(long number, long a1, long a2, long a3, long a4, long a5, long a6);
 };
 
 /* The resolved functions; resolves them on first use. Thread-safe. Never NULL

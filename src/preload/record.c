@@ -297,7 +297,8 @@ static char *build_strings(struct plan_image *image, const char *module_strings,
  * it recorded and whether its plan was written (why: why not, NULL if it was),
  * and whether the process said so on stderr (said). memplan record reads them
  * to say what happened, where the process could not. */
-static void write_status(uint64_t calls, uint64_t entries, const char *why, bool said)
+static void write_status(uint64_t calls, uint64_t entries, const char *why, bool said,
+			 bool sandboxed)
 {
 	struct json_line j;
 
@@ -312,6 +313,8 @@ static void write_status(uint64_t calls, uint64_t entries, const char *why, bool
 	json_key_u64(&j, "allocs", calls);
 	json_key_u64(&j, "planned", entries);
 	json_key_bool(&j, "written", !why);
+	if (sandboxed) /* a sandbox refused the plan, or it covers the run up to one */
+		json_key_bool(&j, "sandboxed", true);
 	if (why) {
 		json_key_str(&j, "error", why);
 		json_key_bool(&j, "said", said);
@@ -387,9 +390,11 @@ int record_finish(bool from_signal)
 		why = "not a regular file";
 	else if (r < 0)
 		why = strerror(-r);
-	if (why)
+	const bool refused = r < 0 && preload_sandbox_refused(r);
+	if (why && !refused)
 		said = log_error(preload_config.plan_path, ": cannot write the plan: ", why, NULL);
-	write_status(image.record.alloc_calls, image.record.entry_count, why, said);
+	write_status(image.record.alloc_calls, image.record.entry_count, why, said,
+		     refused || preload_is_sealed());
 
 	__libc_free(strings);
 	free(frame_sizes);

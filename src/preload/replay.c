@@ -906,6 +906,8 @@ static int plan_descriptor(void)
 
 	if (plan_fd >= 0)
 		return plan_fd;
+	if (preload_is_sealed()) /* a sandbox may end the process at an open */
+		return -1;
 	fd = file_open_regular(preload_config.plan_path, &st);
 	atomic_store_explicit(&plan_open_refused,
 			      fd == -EPERM || fd == -EACCES || fd == -EMFILE || fd == -ENFILE,
@@ -1737,6 +1739,8 @@ void replay_finish(void)
 	json_key_u64(&j, "pid", (uint64_t)getpid());
 	if (preload_config.image.fork_ordinal)
 		json_key_u64(&j, "fork", preload_config.image.fork_ordinal);
+	if (preload_is_sealed()) /* the figures end where the program sandboxed itself */
+		json_key_bool(&j, "sandboxed", true);
 	json_key_str(&j, "plan", preload_config.plan_path);
 	json_key_u64(&j, "allocs", hits + missed);
 	json_key_u64(&j, "planned", have_image ? image.record.entry_count : 0);
@@ -1760,7 +1764,7 @@ void replay_finish(void)
 	json_key_u64(&j, "walks", callsite_walks());
 	json_end(&j);
 	r = json_append_line(&j, preload_config.stats_path);
-	if (r < 0)
+	if (r < 0 && !preload_sandbox_refused(r))
 		log_error(preload_config.stats_path, ": cannot write statistics: ", strerror(-r),
 			  " (pid ", log_u64(pid, (uint64_t)getpid()), ")", NULL);
 }

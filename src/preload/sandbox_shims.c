@@ -1,0 +1,81 @@
+/* The program sandboxing itself: prctl(PR_SET_SECCOMP), and the seccomp and
+ * landlock_restrict_self system calls made through syscall() (as libseccomp,
+ * Chromium and minijail make them). A program that restricts its own system
+ * calls allows the ones it makes, not memplan's: a filter that ends the process
+ * at an open() would end it when replay next read the plan, or when record
+ * wrote it at exit, where the program alone runs to the end. So memplan seals
+ * itself first (preload_seal): it finishes while it still may, and opens no
+ * file after that. */
+#define _GNU_SOURCE
+#include <linux/seccomp.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include "init.h"
+#include "real_libc.h"
+
+#define MEMPLAN_EXPORT __attribute__((visibility("default")))
+
+/* Seals memplan before a call that would install a seccomp mode: strict mode
+ * (read, write and exit only) leaves it no system call at all. Not for the
+ * probes libseccomp makes at its first use, which the kernel refuses (strict
+ * mode with a flag, a filter without a program): a probe that sealed would
+ * stop a program that never sandboxes itself. */
+static void seal_for_seccomp(unsigned long mode, unsigned long flags, const void *program)
+{
+	if (mode == SECCOMP_SET_MODE_STRICT && !flags && !program)
+		preload_seal(true);
+	else if (mode == SECCOMP_SET_MODE_FILTER && program)
+		preload_seal(false);
+}
+
+/* prctl's form of the same: PR_SET_SECCOMP, the mode, the filter's program. */
+static void seal_for_prctl(long option, unsigned long mode, unsigned long program)
+{
+	if (option != PR_SET_SECCOMP)
+		return;
+	if (mode == SECCOMP_MODE_STRICT)
+		seal_for_seccomp(SECCOMP_SET_MODE_STRICT, 0, NULL);
+	else if (mode == SECCOMP_MODE_FILTER)
+		seal_for_seccomp(SECCOMP_SET_MODE_FILTER, 0, (const void *)program);
+}
+
+MEMPLAN_EXPORT int prctl(int option, ...)
+{
+	va_list ap;
+
+	va_start(ap, option);
+	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	seal_for_prctl(option, a2, a3);
+	return real_libc()->prctl(option, a2, a3, a4, a5);
+}
+
+/* As glibc's syscall(), six arguments read whatever the caller passed (the
+ * registers and stack slots are there either way). */
+MEMPLAN_EXPORT long syscall(long number, ...)
+{
+	va_list ap;
+	long a[6];
+
+	va_start(ap, number);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	switch (number) {
+	case SYS_seccomp:
+		seal_for_seccomp((unsigned long)a[0], (unsigned long)a[1], (const void *)a[2]);
+		break;
+	case SYS_prctl:
+		seal_for_prctl(a[0], (unsigned long)a[1], (unsigned long)a[2]);
+		break;
+#ifdef SYS_landlock_restrict_self
+	case SYS_landlock_restrict_self:
+		preload_seal(false);
+		break;
+#endif
+	}
+	return real_libc()->syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
