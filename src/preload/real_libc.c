@@ -38,6 +38,7 @@ static void resolve(void)
 	real.dlopen = dlsym(RTLD_NEXT, "dlopen");
 	*(void **)&real.prctl = dlsym(RTLD_NEXT, "prctl");
 	*(void **)&real.syscall = dlsym(RTLD_NEXT, "syscall");
+	real.chroot = dlsym(RTLD_NEXT, "chroot");
 	if (!real.exit_now)
 		real.exit_now = exit_by_syscall;
 	/* memplan's dlopen jumps to it from now on (deepbind_entry.S). */

@@ -38,6 +38,7 @@ struct real_functions {
 	int (*prctl)(int option, unsigned long a2, unsigned long a3, unsigned long a4,
 		     unsigned long a5);
 	long (*syscall)(long number, long a1, long a2, long a3, long a4, long a5, long a6);
+	int (*chroot)(const char *path);
 };
 
 /* The resolved functions; resolves them on first use. Thread-safe. Never NULL

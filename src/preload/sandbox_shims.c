@@ -1,16 +1,19 @@
 /* The program sandboxing itself: prctl(PR_SET_SECCOMP), and the seccomp and
  * landlock_restrict_self system calls made through syscall() (as libseccomp,
- * Chromium and minijail make them). A program that restricts its own system
- * calls allows the ones it makes, not memplan's: a filter that ends the process
- * at an open() would end it when replay next read the plan, or when record
- * wrote it at exit, where the program alone runs to the end. So memplan seals
- * itself first (preload_seal): it finishes while it still may, and opens no
- * file after that. */
+ * Chromium and minijail make them), and chroot. A program that restricts its
+ * own system calls allows the ones it makes, not memplan's: a filter that ends
+ * the process at an open() would end it when replay next read the plan, or
+ * when record wrote it at exit, where the program alone runs to the end; after
+ * a chroot, the plan's path names nothing. So memplan seals itself first
+ * (preload_seal): it finishes while it still may, and opens no file after
+ * that. */
 #define _GNU_SOURCE
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "init.h"
 #include "real_libc.h"
@@ -78,4 +81,23 @@ MEMPLAN_EXPORT long syscall(long number, ...)
 #endif
 	}
 	return real_libc()->syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* Whether a chroot can succeed: the thread has CAP_SYS_CHROOT. A program that
+ * tries one without it, and carries on when refused, is not sealed. */
+static bool may_chroot(void)
+{
+	struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+
+	if (real_libc()->syscall(SYS_capget, (long)&header, (long)data, 0, 0, 0, 0) != 0)
+		return true; /* unknown: sealing is the safe side */
+	return data[CAP_SYS_CHROOT / 32].effective >> (CAP_SYS_CHROOT % 32) & 1;
+}
+
+MEMPLAN_EXPORT int chroot(const char *path)
+{
+	if (may_chroot())
+		preload_seal(false);
+	return real_libc()->chroot(path);
 }

@@ -17,6 +17,8 @@
  *   landlock   a Landlock ruleset that forbids every file access (prints
  *              "landlock unavailable" and does nothing else where the kernel has
  *              no Landlock)
+ *   chroot     a chroot to the current directory (prints "chroot unavailable"
+ *              and does nothing else without the right to)
  *   probe      libseccomp's probes of what the kernel supports (calls that
  *              fail), and no sandbox
  * Prints a checksum of what it allocated, and its child's.
@@ -209,7 +211,7 @@ int main(int argc, char **argv)
 		return 127;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: sandboxed prctl|syscall|allowlist|landlock|probe ROUNDS\n");
+		fprintf(stderr, "usage: sandboxed prctl|syscall|allowlist|landlock|chroot|probe ROUNDS\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -224,6 +226,11 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "landlock")) {
 		if (!forbid_files()) {
 			puts("landlock unavailable");
+			return 0;
+		}
+	} else if (!strcmp(mode, "chroot")) {
+		if (chroot(".") != 0) {
+			puts("chroot unavailable");
 			return 0;
 		}
 	} else if (!strcmp(mode, "probe"))
