@@ -122,8 +122,12 @@ static atomic_bool sealed;
 
 void preload_seal(bool strict)
 {
-	if (!atomic_exchange(&sealed, true))
+	if (!atomic_exchange(&sealed, true)) {
+		/* A filter set for every thread (SECCOMP_FILTER_FLAG_TSYNC) must
+		 * not meet another thread's read of the plan half done. */
+		replay_wait_reads();
 		preload_finish(false);
+	}
 	/* Arena blocks are still freed into the arena: that takes no system call. */
 	if (strict)
 		atomic_store(&preload_mode, PRELOAD_OFF);

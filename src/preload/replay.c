@@ -1699,6 +1699,12 @@ void replay_consume(size_t size)
 	}
 }
 
+void replay_wait_reads(void)
+{
+	pthread_mutex_lock(&windows_lock);
+	pthread_mutex_unlock(&windows_lock);
+}
+
 bool replay_tracks_libc(void)
 {
 	return have_image;

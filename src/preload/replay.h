@@ -42,6 +42,10 @@ void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uin
  * recording. */
 void replay_consume(size_t size);
 
+/* Returns once no thread is reading the plan: a read that starts after
+ * preload_seal sees the seal and reads nothing. */
+void replay_wait_reads(void);
+
 /* libc bytes, for the statistics: a libc block of usable size bytes came or went.
  * Only for an image with a plan (replay_tracks_libc): in one without, everything
  * goes to libc and measuring it would only slow the program down. */
