@@ -906,8 +906,10 @@ static int plan_descriptor(void)
 
 	if (plan_fd >= 0)
 		return plan_fd;
-	if (preload_is_sealed()) /* a sandbox may end the process at an open */
+	if (preload_is_sealed()) { /* a sandbox may end the process at an open */
+		atomic_store_explicit(&plan_open_refused, true, memory_order_relaxed);
 		return -1;
+	}
 	fd = file_open_regular(preload_config.plan_path, &st);
 	atomic_store_explicit(&plan_open_refused,
 			      fd == -EPERM || fd == -EACCES || fd == -EMFILE || fd == -ENFILE,
