@@ -19,6 +19,8 @@
  *              no Landlock)
  *   chroot     a chroot to the current directory (prints "chroot unavailable"
  *              and does nothing else without the right to)
+ *   tsync      the open-forbidding filter set for every thread at once
+ *              (SECCOMP_FILTER_FLAG_TSYNC) while two threads allocate
  *   probe      libseccomp's probes of what the kernel supports (calls that
  *              fail), and no sandbox
  * Prints a checksum of what it allocated, and its child's.
@@ -33,6 +35,8 @@
 #include <linux/filter.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -62,13 +66,15 @@ static void no_new_privs(void)
 	}
 }
 
+static unsigned long filter_flags; /* SECCOMP_FILTER_FLAG_TSYNC in tsync mode */
+
 static void install(struct sock_filter *filter, unsigned short len, bool by_prctl)
 {
 	struct sock_fprog program = {.len = len, .filter = filter};
 
 	no_new_privs();
 	int r = by_prctl ? prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program)
-			 : (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);
+			 : (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, filter_flags, &program);
 	if (r != 0) {
 		perror("seccomp");
 		exit(1);
@@ -166,7 +172,7 @@ static void probe(void)
 		puts("probe: a filter without a program was not refused");
 }
 
-static uint64_t checksum;
+static _Atomic uint64_t checksum;
 
 /* Blocks from call sites at several depths, so that the run past the
  * sandbox's start reaches occurrences and sites the first part did not. */
@@ -202,6 +208,15 @@ static void churn(long rounds, int depths)
 		free(held[k]);
 }
 
+static long thread_rounds;
+
+static void *worker(void *unused)
+{
+	(void)unused;
+	churn(thread_rounds, 7);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "exec")) {
@@ -211,7 +226,7 @@ int main(int argc, char **argv)
 		return 127;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: sandboxed prctl|syscall|allowlist|landlock|chroot|probe ROUNDS\n");
+		fprintf(stderr, "usage: sandboxed prctl|syscall|allowlist|landlock|chroot|tsync|probe ROUNDS\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -219,8 +234,24 @@ int main(int argc, char **argv)
 
 	churn(rounds / 10, 3);
 	fflush(stdout);
+	pthread_t workers[2];
+	bool threads = !strcmp(mode, "tsync");
+	/* As a sandboxed program with threads must: glibc's malloc opens
+	 * /proc/sys/vm/overcommit_memory the first time it shrinks a thread's
+	 * heap (an ending thread's, say), which the filter forbids. */
+	if (threads)
+		mallopt(M_TRIM_THRESHOLD, 1 << 30);
+	for (int t = 0; threads && t < 2; t++) {
+		thread_rounds = rounds;
+		if (pthread_create(&workers[t], NULL, worker, NULL) != 0)
+			return 1;
+	}
 	if (!strcmp(mode, "prctl") || !strcmp(mode, "syscall"))
 		forbid_open(!strcmp(mode, "prctl"));
+	else if (threads) {
+		filter_flags = SECCOMP_FILTER_FLAG_TSYNC;
+		forbid_open(false);
+	}
 	else if (!strcmp(mode, "allowlist"))
 		allow_only_own();
 	else if (!strcmp(mode, "landlock")) {
@@ -238,6 +269,8 @@ int main(int argc, char **argv)
 	else
 		return 2;
 	churn(rounds, 9);
+	for (int t = 0; threads && t < 2; t++)
+		pthread_join(workers[t], NULL);
 	pid_t child = fork();
 	if (child == 0) {
 		churn(rounds / 4, 5);
