@@ -49,6 +49,7 @@ static void add_line(const struct stats_line *line, void *ctx)
 	im->in_plan = line->exe_in_plan;
 	im->other_args = !strcmp(line->match, "same_exe");
 	im->parent_image = !strcmp(line->match, "parent");
+	im->sandboxed = line->sandboxed;
 	uint64_t most = 0;
 	for (uint32_t k = 0; k < line->miss_count; k++)
 		if (line->miss[k] > most) {
@@ -98,7 +99,7 @@ static void percent_text(char *out, size_t cap, uint64_t hits, uint64_t allocs)
 		snprintf(out, cap, "%.1f%%", floor(1000.0 * (double)hits / (double)allocs) / 10);
 }
 
-enum reason { OTHER_ARGS, OTHER_BUILD, NOT_IN_PLAN, PAST_FORKS, POOR, REASONS };
+enum reason { OTHER_ARGS, OTHER_BUILD, NOT_IN_PLAN, PAST_FORKS, POOR, SANDBOXED, REASONS };
 
 static const char *const reason_label[REASONS] = {
     "for other arguments",
@@ -106,6 +107,7 @@ static const char *const reason_label[REASONS] = {
     "not in the plan",
     "forked children not in the plan",
     "poorly served",
+    "counted up to the sandbox they set",
 };
 
 static bool has_name(const char *const *names, size_t count, const char *name)
@@ -152,7 +154,7 @@ static void print_reason(FILE *out, enum reason why, struct replay_image **list,
 		fprintf(out, "%s %s", shown ? "," : "", list[i]->name);
 		if (same > 1)
 			fprintf(out, " x%u", same);
-		if (why == OTHER_ARGS || why == PAST_FORKS || why == POOR)
+		if (why == OTHER_ARGS || why == PAST_FORKS || why == POOR || why == SANDBOXED)
 			fprintf(out, " %s", pct);
 		if (why == POOR && list[i]->top_miss[0])
 			fprintf(out, " (mostly %s)", list[i]->top_miss);
@@ -194,6 +196,8 @@ void replay_summary_print(FILE *out, const struct replay_summary *s, const char 
 		if (!im->in_plan)
 			why = has_name(plan_names, plan_name_count, im->name) ? OTHER_BUILD
 									       : NOT_IN_PLAN;
+		else if (im->sandboxed) /* what it did inside goes unsaid */
+			why = SANDBOXED;
 		else if (im->other_args)
 			why = OTHER_ARGS;
 		else if ((double)im->hits * 100.0 < poor_pct * (double)im->allocs)

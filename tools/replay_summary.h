@@ -3,7 +3,8 @@
  * process image that had no plan or a poor one, why: a plan for other
  * arguments, another build of its executable in the plan, no image of it at
  * all, a forked child past those the plan keeps, or few of its allocations
- * served (and the main reason). Read from the
+ * served (and the main reason); and the images counted only up to the sandbox
+ * they set themselves. Read from the
  * statistics lines the command's processes appended (stats_lines.h). */
 #pragma once
 
@@ -19,6 +20,7 @@ struct replay_image {
 	uint64_t allocs, hits, arena_bytes;
 	bool in_plan, other_args;
 	bool parent_image; /* a forked child the plan has no image of, served from its parent's */
+	bool sandboxed;	   /* its figures end where it sandboxed itself */
 	char top_miss[24]; /* the reason most allocations went to libc, or "" */
 };
 

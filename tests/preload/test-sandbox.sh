@@ -39,6 +39,10 @@ for mode in prctl syscall allowlist landlock chroot tsync probe; do
   same_as_plain "$mode" replay
   no_memplan_messages "$mode" replay
   sandboxed=$(main_line_key "$mode" sandboxed)
+  if [ "$mode" != probe ]; then
+    grep -q 'counted up to the sandbox they set: sandboxed' "$WORK/$mode.replay.err" ||
+      fail "$mode: the summary does not say the figures end at the sandbox: $(cat "$WORK/$mode.replay.err")"
+  fi
   if [ "$mode" = tsync ]; then
     # How much of the threads' work came before the sandbox varies from run
     # to run: the same output, no word, and no overlap (the arena's check)
