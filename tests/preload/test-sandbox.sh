@@ -60,6 +60,17 @@ for mode in prctl syscall allowlist landlock chroot tsync probe; do
   fi
 done
 
+# Strict replay judges a process that sandboxed itself by its own figures: the
+# command's statistics file is out of its reach (the allow-list ends the
+# process at an open).
+set +e
+"$MEMPLAN" replay -p "$WORK/allowlist.plan" --strict --min-hit-rate 90 -- "$prog" allowlist 20000 \
+  >"$WORK/strict.out" 2>"$WORK/strict.err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || fail "strict: exit status $rc: $(cat "$WORK/strict.err")"
+cmp -s "$WORK/allowlist.plain.out" "$WORK/strict.out" || fail "strict: output differs from the plain run"
+
 # Started in a sandbox that answers ENOSYS to writing a file (as man-db starts
 # its helpers): not recorded, no statistics, and not a word on stderr, where
 # each process said that it could not write the plan or its statistics.
