@@ -37,11 +37,15 @@ int file_check_regular_or_absent(const char *path)
 int file_open_append(const char *path, bool create)
 {
 	/* O_NONBLOCK: opening a FIFO for writing with no reader fails (ENXIO)
-	 * instead of waiting for one. */
-	int fd = open(path,
-		      O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (create ? O_CREAT : 0),
-		      0644);
+	 * instead of waiting for one. O_CREAT only if there is no file: a
+	 * sandbox that forbids creating files (man-db's helpers') may still let
+	 * a process append to the one memplan replay made. */
+	const int flags = O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	int fd = open(path, flags);
 	struct stat st;
+
+	if (fd < 0 && errno == ENOENT && create)
+		fd = open(path, flags | O_CREAT, 0644);
 
 	if (fd < 0)
 		return -errno;

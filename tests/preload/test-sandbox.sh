@@ -71,9 +71,10 @@ set -e
 [ "$rc" = 0 ] || fail "strict: exit status $rc: $(cat "$WORK/strict.err")"
 cmp -s "$WORK/allowlist.plain.out" "$WORK/strict.out" || fail "strict: output differs from the plain run"
 
-# Started in a sandbox that answers ENOSYS to writing a file (as man-db starts
-# its helpers): not recorded, no statistics, and not a word on stderr, where
-# each process said that it could not write the plan or its statistics.
+# Started in a sandbox that answers ENOSYS to creating a file (as man-db
+# starts its helpers): not recorded, and not a word on stderr, where each
+# process said that it could not write the plan; replay, which may append to
+# the statistics file memplan replay made, names sort as not in the plan.
 seq 20000 | sort -R --random-source=<(yes) >"$WORK/numbers"
 for name in inherited inherited-sort; do
   inner=("$prog" prctl 20000)
@@ -87,6 +88,8 @@ for name in inherited inherited-sort; do
   same_as_plain "$name" replay
   no_memplan_messages "$name" replay
 done
+grep -q "not in the plan: sort" "$WORK/inherited-sort.replay.err" ||
+  fail "inherited-sort: the summary does not name sort: $(cat "$WORK/inherited-sort.replay.err")"
 
 # man-db runs its helpers in a sandbox of their own (forked children that set
 # a seccomp filter and exit, or exec col): a plan of their part before it, and

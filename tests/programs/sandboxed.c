@@ -27,7 +27,7 @@
  *
  * usage: sandboxed exec CMD [ARG...]
  *   runs CMD in a sandbox it inherits, as man-db runs its helpers: a filter
- *   that answers ENOSYS to any open that could write or create a file. */
+ *   that answers ENOSYS to any open that may create a file. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -122,7 +122,7 @@ static void allow_only_own(void)
 	install(filter, sizeof(filter) / sizeof(filter[0]), false);
 }
 
-static void forbid_writing_files(void)
+static void forbid_creating_files(void)
 {
 	struct sock_filter filter[] = {
 	    START,
@@ -131,7 +131,7 @@ static void forbid_writing_files(void)
 	    BPF_JUMP(BPF_JMP | BPF_JA, 2, 0, 0),
 	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_open, 0, 3),
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-	    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_WRONLY | O_RDWR | O_CREAT, 0, 1),
+	    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT, 0, 1),
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
 	    ALLOW,
 	};
@@ -220,7 +220,7 @@ static void *worker(void *unused)
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "exec")) {
-		forbid_writing_files();
+		forbid_creating_files();
 		execvp(argv[2], argv + 2);
 		perror(argv[2]);
 		return 127;
