@@ -39,6 +39,7 @@ static void resolve(void)
 	*(void **)&real.prctl = dlsym(RTLD_NEXT, "prctl");
 	*(void **)&real.syscall = dlsym(RTLD_NEXT, "syscall");
 	real.chroot = dlsym(RTLD_NEXT, "chroot");
+	real.clone = dlsym(RTLD_NEXT, "clone");
 	if (!real.exit_now)
 		real.exit_now = exit_by_syscall;
 	/* memplan's dlopen jumps to it from now on (deepbind_entry.S). */

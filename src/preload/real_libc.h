@@ -39,6 +39,7 @@ struct real_functions {
 		     unsigned long a5);
 	long (*syscall)(long number, long a1, long a2, long a3, long a4, long a5, long a6);
 	int (*chroot)(const char *path);
+	int (*clone)(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 };
 
 /* The resolved functions; resolves them on first use. Thread-safe. Never NULL

@@ -1,6 +1,8 @@
 /* The program sandboxing itself: prctl(PR_SET_SECCOMP), and the seccomp and
  * landlock_restrict_self system calls made through syscall() (as libseccomp,
- * Chromium and minijail make them), and chroot. A program that restricts its
+ * Chromium and minijail make them), and chroot, also through a clone() child
+ * that shares the file system context (CLONE_FS: Chromium's zygote has such a
+ * child chroot to an empty directory for it). A program that restricts its
  * own system calls allows the ones it makes, not memplan's: a filter that ends
  * the process at an open() would end it when replay next read the plan, or
  * when record wrote it at exit, where the program alone runs to the end; after
@@ -10,6 +12,7 @@
 #define _GNU_SOURCE
 #include <linux/capability.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -56,6 +59,8 @@ MEMPLAN_EXPORT int prctl(int option, ...)
 	return real_libc()->prctl(option, a2, a3, a4, a5);
 }
 
+static void seal_for_chroot(void);
+
 /* As glibc's syscall(), six arguments read whatever the caller passed (the
  * registers and stack slots are there either way). */
 MEMPLAN_EXPORT long syscall(long number, ...)
@@ -73,6 +78,9 @@ MEMPLAN_EXPORT long syscall(long number, ...)
 		break;
 	case SYS_prctl:
 		seal_for_prctl(a[0], (unsigned long)a[1], (unsigned long)a[2]);
+		break;
+	case SYS_chroot:
+		seal_for_chroot();
 		break;
 #ifdef SYS_landlock_restrict_self
 	case SYS_landlock_restrict_self:
@@ -95,9 +103,32 @@ static bool may_chroot(void)
 	return data[CAP_SYS_CHROOT / 32].effective >> (CAP_SYS_CHROOT % 32) & 1;
 }
 
-MEMPLAN_EXPORT int chroot(const char *path)
+static void seal_for_chroot(void)
 {
 	if (may_chroot())
 		preload_seal(false);
+}
+
+MEMPLAN_EXPORT int chroot(const char *path)
+{
+	seal_for_chroot();
 	return real_libc()->chroot(path);
+}
+
+/* A child that shares the file system context may chroot (or chdir) for its
+ * parent: the parent seals first, where a chroot can succeed. Sealed in the
+ * child alone, a CLONE_VM child would seal its parent's memory without
+ * finishing for it, which only the parent's own process does. */
+MEMPLAN_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	va_list ap;
+
+	va_start(ap, arg);
+	pid_t *parent_tid = va_arg(ap, pid_t *);
+	void *tls = va_arg(ap, void *);
+	pid_t *child_tid = va_arg(ap, pid_t *);
+	va_end(ap);
+	if (flags & CLONE_FS)
+		seal_for_chroot();
+	return real_libc()->clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
 }

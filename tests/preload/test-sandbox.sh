@@ -5,9 +5,10 @@
 # after it. Before, a seccomp filter that ends the process at an open (as
 # vsftpd's and other allow-list sandboxes do) ended it under record at its exit
 # (status 159, SIGSYS, and no plan) and under replay at its next read of the
-# plan; after a chroot, under a Landlock ruleset, or under man-db's filter
-# (which answers ENOSYS), the plan and statistics were lost, with memplan's
-# complaints on stderr.
+# plan; after a chroot (its own, or a child's that shares its file system
+# context, as Chromium's zygote has), under a Landlock ruleset, or under
+# man-db's filter (which answers ENOSYS), the plan and statistics were lost,
+# with memplan's complaints on stderr.
 . "$(dirname "$0")/lib.sh"
 
 prog=$PROGRAMS/sandboxed
@@ -24,7 +25,7 @@ print(main[0].get(sys.argv[2], "absent") if main else "no line")' "$WORK/$1.stat
 # The chroot case runs in an empty directory, its new root.
 mkdir "$WORK/empty"
 cd "$WORK/empty"
-for mode in prctl syscall allowlist landlock chroot tsync probe; do
+for mode in prctl syscall allowlist landlock chroot clonefs tsync probe; do
   run_plain "$mode" "$prog" "$mode" 20000
   [ "$(cat "$WORK/$mode.plain.rc")" = 0 ] || fail "$mode: the program fails on its own"
   if grep -q 'unavailable$' "$WORK/$mode.plain.out"; then
