@@ -54,13 +54,13 @@ static inline enum preload_mode preload_mode_now(void)
 void preload_finish(bool from_signal);
 
 /* The program is about to restrict its own system calls or files (a seccomp
- * filter or strict mode, a Landlock ruleset, a chroot: sandbox_shims.c). Finishes the
- * current mode now, while files can still be written (record writes this
- * process's plan, replay its statistics, which then say "sandboxed"), and from
- * then on memplan opens no file: replay serves on from what it has read, a
- * recording stops. strict: seccomp's strict mode, which leaves no system call
- * but read, write and exit: replay stops serving too, and everything goes to
- * libc. Sealed stays sealed, in forked children too. */
+ * filter or strict mode, a Landlock ruleset, a chroot: sandbox_shims.c).
+ * Finishes the current mode now, while files can still be written (record
+ * writes this process's plan, replay its statistics, which then say
+ * "sandboxed"), and from then on memplan opens no file: replay serves on from
+ * what it has read, a recording stops. strict: seccomp's strict mode, which
+ * leaves no system call but read, write and exit: replay stops serving too,
+ * and everything goes to libc. Sealed stays sealed, in forked children too. */
 void preload_seal(bool strict);
 bool preload_is_sealed(void);
 
