@@ -115,10 +115,11 @@ MEMPLAN_EXPORT int chroot(const char *path)
 	return real_libc()->chroot(path);
 }
 
-/* A child that shares the file system context may chroot (or chdir) for its
- * parent: the parent seals first, where a chroot can succeed. Sealed in the
- * child alone, a CLONE_VM child would seal its parent's memory without
- * finishing for it, which only the parent's own process does. */
+/* A child process that shares the file system context may chroot (or chdir)
+ * for its parent: the parent seals first, where a chroot can succeed. Sealed
+ * in the child alone, a CLONE_VM child would seal its parent's memory without
+ * finishing for it, which only the parent's own process does. A thread
+ * (CLONE_THREAD) is the process: its chroot seals as any other. */
 MEMPLAN_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
 	va_list ap;
@@ -128,7 +129,7 @@ MEMPLAN_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, .
 	void *tls = va_arg(ap, void *);
 	pid_t *child_tid = va_arg(ap, pid_t *);
 	va_end(ap);
-	if (flags & CLONE_FS)
+	if ((flags & CLONE_FS) && !(flags & CLONE_THREAD))
 		seal_for_chroot();
 	return real_libc()->clone(fn, stack, flags, arg, parent_tid, tls, child_tid);
 }
