@@ -59,7 +59,23 @@ MEMPLAN_EXPORT int prctl(int option, ...)
 	return real_libc()->prctl(option, a2, a3, a4, a5);
 }
 
-static void seal_for_chroot(void);
+/* Whether a chroot can succeed: the thread has CAP_SYS_CHROOT. A program that
+ * tries one without it, and carries on when refused, is not sealed. */
+static bool may_chroot(void)
+{
+	struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+
+	if (real_libc()->syscall(SYS_capget, (long)&header, (long)data, 0, 0, 0, 0) != 0)
+		return true; /* unknown: sealing is the safe side */
+	return data[CAP_SYS_CHROOT / 32].effective >> (CAP_SYS_CHROOT % 32) & 1;
+}
+
+static void seal_for_chroot(void)
+{
+	if (may_chroot())
+		preload_seal(false);
+}
 
 /* As glibc's syscall(), six arguments read whatever the caller passed (the
  * registers and stack slots are there either way). */
@@ -89,24 +105,6 @@ MEMPLAN_EXPORT long syscall(long number, ...)
 #endif
 	}
 	return real_libc()->syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
-}
-
-/* Whether a chroot can succeed: the thread has CAP_SYS_CHROOT. A program that
- * tries one without it, and carries on when refused, is not sealed. */
-static bool may_chroot(void)
-{
-	struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
-
-	if (real_libc()->syscall(SYS_capget, (long)&header, (long)data, 0, 0, 0, 0) != 0)
-		return true; /* unknown: sealing is the safe side */
-	return data[CAP_SYS_CHROOT / 32].effective >> (CAP_SYS_CHROOT % 32) & 1;
-}
-
-static void seal_for_chroot(void)
-{
-	if (may_chroot())
-		preload_seal(false);
 }
 
 MEMPLAN_EXPORT int chroot(const char *path)
