@@ -42,11 +42,14 @@ struct recent_stack {
 	void *cookie;
 };
 
-/* All of a thread's caches (callsite.h, struct callsite_caches), in one block
- * of its own. */
+/* All of a thread's caches (callsite.h, struct callsite_caches), in one
+ * mapping of its own: this header, then their slots at the current size
+ * (caches_set_level). Slots past those of the current size are all zero. */
 struct thread_caches {
 	struct callsite_caches shared; /* first: callsite_caches points at it */
-	struct recent_stack stacks[CALLSITE_RECENT];
+	struct recent_stack *stacks;   /* by raw key & stacks_mask */
+	uint32_t stacks_mask;
+	uint32_t level; /* callsite.h, CALLSITE_LEVELS */
 	/* Where each full set of the origins' and of the split stacks' caches
 	 * puts its next newcomer: its ways in turn. A fixed victim (the last way)
 	 * let a stack that came first and was never used again keep its way while
@@ -58,9 +61,68 @@ struct thread_caches {
 	struct thread_caches *next_spare;
 };
 
+/* At each level: 4 << level sets of origins, half as many of split stacks,
+ * and 16 << level raw stacks, one after the other. */
+static size_t caches_bytes(uint32_t level)
+{
+	return ((size_t)(CALLSITE_WAYS << 2) * sizeof(struct callsite_recent) +
+		(size_t)(CALLSITE_SPLIT_WAYS << 1) * sizeof(struct callsite_recent) +
+		16 * sizeof(struct recent_stack))
+	       << level;
+}
+
+#define CACHES_MAP_BYTES (sizeof(struct thread_caches) + caches_bytes(CALLSITE_LEVELS - 1))
+
+/* Points tc's caches at their slots for level, which must be all zero. */
+static void caches_set_level(struct thread_caches *tc, uint32_t level)
+{
+	struct callsite_recent *slots = (struct callsite_recent *)(tc + 1);
+
+	tc->level = level;
+	tc->shared.recent = slots;
+	tc->shared.split = slots + ((size_t)CALLSITE_WAYS << (2 + level));
+	tc->shared.recent_shift = 62 - level;
+	tc->shared.split_shift = 63 - level;
+	tc->stacks = (struct recent_stack *)(tc->shared.split +
+					     ((size_t)CALLSITE_SPLIT_WAYS << (1 + level)));
+	tc->stacks_mask = (16u << level) - 1;
+}
+
+/* Empties tc's caches and gives them the least size. */
+static void caches_reset(struct thread_caches *tc)
+{
+	memset(tc + 1, 0, caches_bytes(tc->level));
+	memset(tc->recent_victim, 0, sizeof(tc->recent_victim));
+	memset(tc->split_victim, 0, sizeof(tc->split_victim));
+	caches_set_level(tc, 0);
+}
+
+/* Doubles tc's caches, emptied (their entries' places move): false if they
+ * have their largest size. Entries are found again by walking, a few hundred
+ * instructions each, at most four times per thread. */
+static bool caches_grow(struct thread_caches *tc)
+{
+	uint32_t level = tc->level;
+
+	if (level + 1 >= CALLSITE_LEVELS)
+		return false;
+	caches_reset(tc);
+	caches_set_level(tc, level + 1);
+	return true;
+}
+
+_Static_assert(sizeof(struct thread_caches) % _Alignof(struct callsite_recent) == 0,
+	       "slots follow the header");
+
 /* What a thread without caches of its own reads: every slot empty (no salted
- * address is 0), never written. */
-static struct thread_caches no_caches;
+ * address is 0), never written; at the least size. */
+static struct callsite_recent no_recent[CALLSITE_WAYS << 2], no_split[CALLSITE_SPLIT_WAYS << 1];
+static struct recent_stack no_stacks[16];
+static struct thread_caches no_caches = {
+    .shared = {.recent = no_recent, .split = no_split, .recent_shift = 62, .split_shift = 63},
+    .stacks = no_stacks,
+    .stacks_mask = 15,
+};
 __thread struct callsite_caches *callsite_caches __attribute__((tls_model("initial-exec"))) =
     &no_caches.shared;
 /* Set once the thread gave its caches back (its end has begun): what it
@@ -398,15 +460,21 @@ static struct callsite_recent *free_way(struct callsite_recent *set, uint32_t wa
 	return way;
 }
 
-/* The way of set for an origin: the one that holds it, else a free one. */
-static struct callsite_recent *origin_way(struct thread_caches *tc, struct callsite_recent *set,
-					  uintptr_t salted, uint64_t depth)
+/* The way of set that holds the origin, or NULL. */
+static struct callsite_recent *holder(struct callsite_recent *set, uintptr_t salted, uint64_t depth)
 {
 	for (uint32_t k = 0; k < CALLSITE_WAYS; k++)
 		if (callsite_recent_holds(&set[k], salted, depth))
 			return &set[k];
-	return free_way(set, CALLSITE_WAYS,
-			&tc->recent_victim[(set - tc->shared.recent) / CALLSITE_WAYS]);
+	return NULL;
+}
+
+static bool set_full(const struct callsite_recent *set, uint32_t ways)
+{
+	for (uint32_t k = 0; k < ways; k++)
+		if (!set[k].return_address)
+			return false;
+	return true;
 }
 
 /* Makes the stack ips[0..n), whose return addresses lie at at[0..n), the
@@ -416,13 +484,14 @@ static struct callsite_recent *origin_way(struct thread_caches *tc, struct calls
  * origin's, it is deeper than CALLSITE_VERIFIED + 1 frames, or a return
  * address lies where an offset cannot say). An origin whose slot holds another
  * stack keeps that one: this one goes to the slot of the split caches for the
- * word where the two differ. It reads the caller's frames, which
- * AddressSanitizer would not expect. */
+ * word where the two differ. A newcomer whose set is full makes the caches
+ * grow, while they can: cookie (which may point into them) is read first. It
+ * reads the caller's frames, which AddressSanitizer would not expect. */
 __attribute__((no_sanitize("address"))) static void **
 remember(struct thread_caches *tc, uintptr_t return_address, uintptr_t frame, void *const *ips,
 	 const uintptr_t *at, int n, uint32_t site, void **cookie)
 {
-	struct callsite_recent *recent;
+	struct callsite_recent *set, *recent;
 	uint64_t depth = callsite_stack_base - frame;
 
 	if (n < 1 || n > CALLSITE_VERIFIED + 1 || (uintptr_t)ips[0] != return_address ||
@@ -431,8 +500,17 @@ remember(struct thread_caches *tc, uintptr_t return_address, uintptr_t frame, vo
 	for (int k = 1; k < n; k++)
 		if (at[k] <= frame || at[k] - frame > UINT32_MAX)
 			return cookie;
+	void *const value = *cookie;
 	const uintptr_t salted = callsite_salted(return_address);
-	recent = origin_way(tc, callsite_recent_set(return_address, depth), salted, depth);
+again:
+	set = callsite_recent_set(return_address, depth);
+	recent = holder(set, salted, depth);
+	if (!recent) {
+		if (set_full(set, CALLSITE_WAYS) && caches_grow(tc))
+			goto again;
+		recent = free_way(set, CALLSITE_WAYS,
+				  &tc->recent_victim[(set - tc->shared.recent) / CALLSITE_WAYS]);
+	}
 	uint32_t split_at = 0;
 	if (callsite_recent_holds(recent, salted, depth)) {
 		if (!recent->split_at)
@@ -442,14 +520,16 @@ remember(struct thread_caches *tc, uintptr_t return_address, uintptr_t frame, vo
 	/* The word callsite_cached will read there: the frames below it are the
 	 * origin's, so it lies on this thread's stack, mapped. */
 	if (split_at) {
-		recent = callsite_split_slot(return_address, depth,
-					     *(const uintptr_t *)(frame + split_at));
+		set = callsite_split_slot(return_address, depth,
+					  *(const uintptr_t *)(frame + split_at));
+		if (set_full(set, CALLSITE_SPLIT_WAYS) && caches_grow(tc))
+			goto again;
 		recent =
-		    free_way(recent, CALLSITE_SPLIT_WAYS,
-			     &tc->split_victim[(recent - tc->shared.split) / CALLSITE_SPLIT_WAYS]);
+		    free_way(set, CALLSITE_SPLIT_WAYS,
+			     &tc->split_victim[(set - tc->shared.split) / CALLSITE_SPLIT_WAYS]);
 	}
 	recent->split_at = 0;
-	recent->cookie = *cookie;
+	recent->cookie = value;
 	recent->return_address = salted;
 	recent->depth = (uint32_t)depth;
 	recent->site = site;
@@ -479,7 +559,7 @@ uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cook
 	uint64_t raw = raw_key(ips, n);
 	/* A thread with no caches of its own finds nothing here (no_caches). */
 	struct thread_caches *tc = (struct thread_caches *)callsite_caches;
-	struct recent_stack *stack = &tc->stacks[raw % CALLSITE_RECENT];
+	struct recent_stack *stack = &tc->stacks[raw & tc->stacks_mask];
 	if (stack->raw != callsite_salted(raw))
 		return CALLSITE_UNKNOWN;
 	*cookie = remember(tc, return_address, frame, ips, at, n, stack->site, &stack->cookie);
@@ -548,7 +628,7 @@ static uint32_t site_of_stack(struct thread_caches *tc, void *const *ips, int co
 	uint32_t site;
 
 	*first_seen = false;
-	*recent = tc ? &tc->stacks[raw % CALLSITE_RECENT] : NULL;
+	*recent = tc ? &tc->stacks[raw & tc->stacks_mask] : NULL;
 	if (*recent && (*recent)->raw == (raw ^ salt))
 		return (*recent)->site;
 	bool held = lone_lock(&callsite_mutex);
@@ -586,13 +666,18 @@ static struct thread_caches *take_caches(void)
 	lone_unlock(&callsite_mutex, held);
 	/* Cleared here rather than dropped with madvise when given back: the
 	 * faults of a thread's first calls cost more than this (record of a
-	 * program that makes 20,000 threads: 0.25 s more system time). */
+	 * program that makes 20,000 threads: 0.25 s more system time). Only the
+	 * slots of its size were ever written. */
 	if (tc) {
-		memset(tc, 0, sizeof(*tc));
+		caches_reset(tc);
 		return tc;
 	}
-	tc = mmap(NULL, sizeof(*tc), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return tc == MAP_FAILED ? NULL : tc;
+	tc = mmap(NULL, CACHES_MAP_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		  0);
+	if (tc == MAP_FAILED)
+		return NULL;
+	caches_set_level(tc, 0);
+	return tc;
 }
 
 /* Keeps tc for a thread to come, or unmaps it. */
@@ -607,7 +692,7 @@ static void give_back_caches(struct thread_caches *tc)
 	}
 	lone_unlock(&callsite_mutex, held);
 	if (tc)
-		munmap(tc, sizeof(*tc));
+		munmap(tc, CACHES_MAP_BYTES);
 }
 
 /* The calling thread's caches, made on first use; NULL if it has none and
@@ -862,8 +947,7 @@ static void drop_late_modules(void)
 static void add_late_module(uint64_t key, const struct plan_frame_size *f, uint32_t n,
 			    bool complete)
 {
-	struct late_module *grown =
-	    realloc(late_modules, (late_module_count + 1) * sizeof(*grown));
+	struct late_module *grown = realloc(late_modules, (late_module_count + 1) * sizeof(*grown));
 	struct plan_frame_size *sizes = malloc(n * sizeof(*sizes));
 
 	if (grown)
@@ -988,8 +1072,12 @@ void callsite_forget_sites(void)
 	 * benchmark's shell loop: 164,432 page faults, 159,607 with the caches
 	 * dropped). Dropped, they read as zero, and cost only the pages used
 	 * again. tc is a mapping of its own (take_caches). */
-	if (tc != &no_caches && madvise(tc, sizeof(*tc), MADV_DONTNEED) != 0)
-		memset(tc, 0, sizeof(*tc));
+	if (tc == &no_caches)
+		return;
+	if (madvise(tc, CACHES_MAP_BYTES, MADV_DONTNEED) == 0)
+		caches_set_level(tc, 0);
+	else
+		caches_reset(tc);
 }
 
 uint64_t callsite_main_module_key(void)

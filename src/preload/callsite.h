@@ -88,10 +88,17 @@ void callsite_after_dlclose(void);
  * shared a set in about one run in four, and one of them walked its stack at
  * each of its 40,000 calls (7% more instructions). An origin lives in one way
  * only: the one holding its key, else an empty one, else the set's ways in
- * turn (callsite.c, free_way). */
+ * turn (callsite.c, free_way).
+ *
+ * A thread's caches start small and grow (callsite.c, caches_grow): 4 sets,
+ * doubled, up to CALLSITE_RECENT / CALLSITE_WAYS, each time a newcomer finds
+ * its set full, so that a thread that allocates from a few places keeps one
+ * page of them, not 13 (64 threads of 3 call sites each: 7.3 KiB resident a
+ * thread before). Below the largest size no way is ever evicted. */
 #define CALLSITE_RECENT	  256
 #define CALLSITE_WAYS	  4
 #define CALLSITE_VERIFIED 7
+#define CALLSITE_LEVELS	  5 /* sizes: 4 << level sets, level < CALLSITE_LEVELS */
 struct callsite_recent {
 	uintptr_t return_address; /* salted (callsite_salted); 0: empty */
 	uint32_t depth;		  /* of the origin's frame below the stack base */
@@ -118,24 +125,24 @@ struct callsite_recent {
  * sqlite3's hot stacks shared a slot in about one run in four, and one of
  * them walked at each of its 40,000 calls; with two ways a set, three shared
  * a set in about one run in thirty (the statistic `walks`: 47,955 instead of
- * about 750). */
-#define CALLSITE_SPLIT	     128
-#define CALLSITE_SPLIT_WAYS  4
-#define CALLSITE_SPLIT_SHIFT 59 /* callsite_split_slot takes the top 5 bits of a hash */
-_Static_assert(CALLSITE_SPLIT == CALLSITE_SPLIT_WAYS << (64 - CALLSITE_SPLIT_SHIFT),
-	       "callsite_split_slot");
+ * about 750). Half as many sets as the origins' cache at each size. */
+#define CALLSITE_SPLIT	    128
+#define CALLSITE_SPLIT_WAYS 4
+_Static_assert(CALLSITE_RECENT == CALLSITE_WAYS << (2 + CALLSITE_LEVELS - 1), "the largest size");
+_Static_assert(CALLSITE_SPLIT == CALLSITE_SPLIT_WAYS << (1 + CALLSITE_LEVELS - 1), "the same");
 
 /* A thread's caches of origins and of split stacks, made at its first call that
  * would fill them (callsite.c, own_caches) and given back when it ends. Until
- * then, and once its end has begun, the thread reads an empty set that is
- * never written, and every call is walked. They are not thread-local storage:
+ * then, and once its end has begun, the thread reads empty ones that are never
+ * written, and every call is walked. They are not thread-local storage:
  * glibc puts each thread's static TLS on its stack, and pthread_create fails
  * with EINVAL when the stack asked for cannot hold it. As 52 KiB of TLS, they
  * made node's threads of 64 KiB fail, and took 52 KiB of every thread's
- * memory, allocating or not (tests/faults/test-small-stacks.sh). */
+ * memory, allocating or not (tests/faults/test-small-stacks.sh). The sets of
+ * the current size: a hash's top bits, 64 - shift of them, pick one. */
 struct callsite_caches {
-	struct callsite_recent recent[CALLSITE_RECENT];
-	struct callsite_recent split[CALLSITE_SPLIT];
+	struct callsite_recent *recent, *split;
+	unsigned recent_shift, split_shift;
 };
 extern __thread struct callsite_caches *callsite_caches __attribute__((tls_model("initial-exec")));
 /* memplan's own code: an origin in it is no call of the program's. */
@@ -145,10 +152,10 @@ extern uintptr_t callsite_own_start, callsite_own_end;
  * ways are the slot returned and the CALLSITE_WAYS - 1 after it. */
 static inline struct callsite_recent *callsite_recent_set(uintptr_t return_address, uint64_t depth)
 {
-	_Static_assert(CALLSITE_RECENT == CALLSITE_WAYS << 6, "a set is the top 6 bits of a hash");
-	uint64_t set = (return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) >> 58;
+	const struct callsite_caches *c = callsite_caches;
+	uint64_t set = (return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) >> c->recent_shift;
 
-	return &callsite_caches->recent[set * CALLSITE_WAYS];
+	return &c->recent[set * CALLSITE_WAYS];
 }
 
 static inline bool callsite_recent_holds(const struct callsite_recent *recent, uintptr_t salted,
@@ -162,11 +169,12 @@ static inline bool callsite_recent_holds(const struct callsite_recent *recent, u
 static inline struct callsite_recent *callsite_split_slot(uintptr_t return_address, uint64_t depth,
 							  uintptr_t word)
 {
+	const struct callsite_caches *c = callsite_caches;
 	uint64_t set = ((return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) ^ word) *
 			   UINT64_C(0xc2b2ae3d27d4eb4f) >>
-		       CALLSITE_SPLIT_SHIFT;
+		       c->split_shift;
 
-	return &callsite_caches->split[set * CALLSITE_SPLIT_WAYS];
+	return &c->split[set * CALLSITE_SPLIT_WAYS];
 }
 
 /* Whether the stack of the slot's origin, whose frame is frame, holds the
