@@ -150,10 +150,17 @@ extern uintptr_t callsite_own_start, callsite_own_end;
 
 /* The cache set of an origin: its return address and its frame's depth. Its
  * ways are the slot returned and the CALLSITE_WAYS - 1 after it. */
+static inline uint64_t callsite_origin_hash(uintptr_t return_address, uint64_t depth)
+{
+	uint64_t h = (return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15);
+
+	return (h ^ h >> 32) * UINT64_C(0xd6e8feb86659fd93);
+}
+
 static inline struct callsite_recent *callsite_recent_set(uintptr_t return_address, uint64_t depth)
 {
 	const struct callsite_caches *c = callsite_caches;
-	uint64_t set = (return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) >> c->recent_shift;
+	uint64_t set = callsite_origin_hash(return_address, depth) >> c->recent_shift;
 
 	return &c->recent[set * CALLSITE_WAYS];
 }
@@ -170,9 +177,9 @@ static inline struct callsite_recent *callsite_split_slot(uintptr_t return_addre
 							  uintptr_t word)
 {
 	const struct callsite_caches *c = callsite_caches;
-	uint64_t set = ((return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15) ^ word) *
-			   UINT64_C(0xc2b2ae3d27d4eb4f) >>
-		       c->split_shift;
+	uint64_t set =
+	    (callsite_origin_hash(return_address, depth) ^ word) * UINT64_C(0xc2b2ae3d27d4eb4f) >>
+	    c->split_shift;
 
 	return &c->split[set * CALLSITE_SPLIT_WAYS];
 }
