@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -64,7 +66,26 @@ static bool next_range(struct maps_reader *m, uintptr_t *from, uintptr_t *to)
 	return true;
 }
 
-bool main_stack_bounds(uintptr_t stack_end, uintptr_t *low, uintptr_t *top)
+/* As glibc: the stack's top is the page after stack_end (above it lie the
+ * arguments and environment), and it may grow down to the size limit, less
+ * what the mapping, which ends at to, holds above the top, but not into the
+ * mapping below, which ends at last_to. */
+static void bounds_of(uintptr_t stack_end, uintptr_t to, uintptr_t last_to, rlim_t limit,
+		      uintptr_t page, uintptr_t *low, uintptr_t *top)
+{
+	uintptr_t stack_top = (stack_end & -page) + page;
+	uintptr_t bytes = (uintptr_t)limit - (to - stack_top);
+
+	if (limit < to - stack_top)
+		bytes = 0;
+	bytes &= -page;
+	if (bytes > stack_top - last_to)
+		bytes = stack_top - last_to;
+	*low = stack_top - bytes;
+	*top = stack_top;
+}
+
+bool main_stack_bounds_from_maps(uintptr_t stack_end, uintptr_t *low, uintptr_t *top)
 {
 	struct maps_reader m = {.fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)};
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), from, to, last_to = 0;
@@ -82,18 +103,34 @@ bool main_stack_bounds(uintptr_t stack_end, uintptr_t *low, uintptr_t *top)
 	close(m.fd);
 	if (!found || getrlimit(RLIMIT_STACK, &limit) != 0)
 		return false;
-	/* As glibc: the stack's top is the page after stack_end (above it lie the
-	 * arguments and environment), and it may grow down to the size limit,
-	 * less what the mapping holds above the top, but not into the mapping
-	 * below. */
-	uintptr_t stack_top = (stack_end & -page) + page;
-	uintptr_t bytes = (uintptr_t)limit.rlim_cur - (to - stack_top);
-	if (limit.rlim_cur < to - stack_top)
-		bytes = 0;
-	bytes &= -page;
-	if (bytes > stack_top - last_to)
-		bytes = stack_top - last_to;
-	*low = stack_top - bytes;
-	*top = stack_top;
+	bounds_of(stack_end, to, last_to, limit.rlim_cur, page, low, top);
 	return true;
+}
+
+/* Below the stack, the kernel leaves at least this much free of mappings
+ * (MIN_GAP of its mmap_base; more if the limit is higher). */
+#define STACK_GAP_MIN (UINT64_C(128) << 20)
+
+bool main_stack_bounds(uintptr_t stack_end, uintptr_t *low, uintptr_t *top)
+{
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	const char *execfn = (const char *)getauxval(AT_EXECFN);
+	struct rlimit limit;
+
+	/* The kernel puts the name of the executable at the top of the stack, a
+	 * word below the end of its mapping (fs/exec.c), and every other mapping
+	 * STACK_GAP_MIN below it at least: what glibc reads from /proc/self/maps
+	 * follows, without the read (35 us of each process's start, most of it
+	 * the kernel's writing of the file). Under a limit above that gap, or if
+	 * the name is not where it should be, the file is read. */
+	if (execfn && (uintptr_t)execfn > stack_end && getrlimit(RLIMIT_STACK, &limit) == 0 &&
+	    limit.rlim_cur <= STACK_GAP_MIN) {
+		uintptr_t to = ((uintptr_t)execfn + strlen(execfn) + 1 + page - 1) & -page;
+		if (to - stack_end <= limit.rlim_cur) {
+			bounds_of(stack_end, to, to - STACK_GAP_MIN, limit.rlim_cur, page, low,
+				  top);
+			return true;
+		}
+	}
+	return main_stack_bounds_from_maps(stack_end, low, top);
 }

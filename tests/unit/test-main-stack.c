@@ -1,6 +1,7 @@
-/* main_stack_bounds against glibc's pthread_getattr_np, for the main thread,
- * under several stack limits, with /proc/self/maps long enough that its lines
- * cross the reader's buffer. */
+/* main_stack_bounds, and main_stack_bounds_from_maps, against glibc's
+ * pthread_getattr_np, for the main thread, under several stack limits (the
+ * first finds the bounds without the file under a limit of 128 MiB or less),
+ * with /proc/self/maps long enough that its lines cross the reader's buffer. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -32,14 +33,19 @@ static int child(void)
 	CHECK_EQ_U64(our_top, top);
 	/* A frame of this function lies within. */
 	CHECK((uintptr_t)&fd >= our_low && (uintptr_t)&fd < our_top);
+	CHECK(main_stack_bounds_from_maps((uintptr_t)__libc_stack_end, &our_low, &our_top));
+	CHECK_EQ_U64(our_low, low);
+	CHECK_EQ_U64(our_top, top);
 	/* An address on no mapping: no bounds. */
 	CHECK(!main_stack_bounds(16, &our_low, &our_top));
+	CHECK(!main_stack_bounds_from_maps(16, &our_low, &our_top));
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	static const rlim_t limits[] = {8 << 20, 1 << 20, 256 << 10, 64 << 20, RLIM_INFINITY};
+	static const rlim_t limits[] = {8 << 20,   1 << 20,   256 << 10,    64 << 20,
+					128 << 20, 512 << 20, RLIM_INFINITY};
 
 	if (argc > 1 && strcmp(argv[1], "child") == 0)
 		return child();
