@@ -148,15 +148,21 @@ extern __thread struct callsite_caches *callsite_caches __attribute__((tls_model
 /* memplan's own code: an origin in it is no call of the program's. */
 extern uintptr_t callsite_own_start, callsite_own_end;
 
-/* The cache set of an origin: its return address and its frame's depth. Its
- * ways are the slot returned and the CALLSITE_WAYS - 1 after it. */
+/* An origin's hash, whose top bits pick its sets: Fibonacci hashing of the
+ * 16-byte chunk of its return address (and its frame's depth, a multiple of 16
+ * but for the rare frame). Of the address itself, functions laid out at a
+ * fixed stride (one small wrapper or template instance over and over, 16
+ * bytes apart) step by 16 times the golden ratio, nearly a ninth of a turn,
+ * and crowded a few sets; of its chunk, they step by the golden ratio itself,
+ * as evenly as any sequence can. Two origins in one chunk share a set, whose
+ * four ways hold them. */
 static inline uint64_t callsite_origin_hash(uintptr_t return_address, uint64_t depth)
 {
-	uint64_t h = (return_address ^ depth) * UINT64_C(0x9e3779b97f4a7c15);
-
-	return (h ^ h >> 32) * UINT64_C(0xd6e8feb86659fd93);
+	return ((return_address ^ depth) >> 4) * UINT64_C(0x9e3779b97f4a7c15);
 }
 
+/* The cache set of an origin: its return address and its frame's depth. Its
+ * ways are the slot returned and the CALLSITE_WAYS - 1 after it. */
 static inline struct callsite_recent *callsite_recent_set(uintptr_t return_address, uint64_t depth)
 {
 	const struct callsite_caches *c = callsite_caches;
