@@ -107,9 +107,9 @@ bool main_stack_bounds_from_maps(uintptr_t stack_end, uintptr_t *low, uintptr_t 
 	return true;
 }
 
-/* Below the stack, the kernel leaves at least this much free of mappings
- * (MIN_GAP of its mmap_base; more if the limit is higher). */
-#define STACK_GAP_MIN (UINT64_C(128) << 20)
+/* The stack limits the address of the executable's name is trusted under:
+ * the usual ones (8 MiB by default). */
+#define NAME_LIMIT_MAX (UINT64_C(128) << 20)
 
 bool main_stack_bounds(uintptr_t stack_end, uintptr_t *low, uintptr_t *top)
 {
@@ -118,16 +118,18 @@ bool main_stack_bounds(uintptr_t stack_end, uintptr_t *low, uintptr_t *top)
 	struct rlimit limit;
 
 	/* The kernel puts the name of the executable at the top of the stack, a
-	 * word below the end of its mapping (fs/exec.c), and every other mapping
-	 * STACK_GAP_MIN below it at least: what glibc reads from /proc/self/maps
-	 * follows, without the read (35 us of each process's start, most of it
-	 * the kernel's writing of the file). Under a limit above that gap, or if
-	 * the name is not where it should be, the file is read. */
+	 * word below the end of its mapping (fs/exec.c), and maps nothing else
+	 * within the stack's limit below it (mmap_base leaves the limit, the
+	 * guard gap and the stack's random offset free): what glibc reads from
+	 * /proc/self/maps follows, without the read (35 us of each process's
+	 * start, most of it the kernel's writing of the file). With no limit
+	 * (the legacy layout) or an unusual one, or if the name is not where it
+	 * should be, the file is read. */
 	if (execfn && (uintptr_t)execfn > stack_end && getrlimit(RLIMIT_STACK, &limit) == 0 &&
-	    limit.rlim_cur <= STACK_GAP_MIN) {
+	    limit.rlim_cur <= NAME_LIMIT_MAX) {
 		uintptr_t to = ((uintptr_t)execfn + strlen(execfn) + 1 + page - 1) & -page;
 		if (to - stack_end <= limit.rlim_cur) {
-			bounds_of(stack_end, to, to - STACK_GAP_MIN, limit.rlim_cur, page, low,
+			bounds_of(stack_end, to, to - limit.rlim_cur, limit.rlim_cur, page, low,
 				  top);
 			return true;
 		}
