@@ -46,3 +46,10 @@ int cli_parse_percent(const char *text, double *out)
 	*out = v;
 	return 0;
 }
+
+const char *cli_stray_word(int argc, char **argv, int optind)
+{
+	if (optind + 1 < argc && strcmp(argv[optind + 1], "--") == 0 && argv[optind][0] != '-')
+		return argv[optind];
+	return NULL;
+}

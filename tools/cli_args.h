@@ -13,3 +13,7 @@ int cli_parse_top(const char *text, uint32_t *out);
 
 /* A percentage: a finite decimal number from 0 up ("5", "2.5"). */
 int cli_parse_percent(const char *text, double *out);
+
+/* The word a user put where an option belongs: argv[optind] when it stands
+ * alone before "--" (`memplan replay app.plan -- ./app`), else NULL. */
+const char *cli_stray_word(int argc, char **argv, int optind);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "cli_args.h"
 #include "commands.h"
 #include "config.h"
 #include "file_io.h"
@@ -160,8 +161,13 @@ int cmd_record(int argc, char **argv)
 			return usage("");
 		}
 	}
-	if (!output)
-		return usage("-o PLAN is required");
+	if (!output) {
+		const char *stray = cli_stray_word(argc, argv, optind);
+		char why[PATH_MAX + 64];
+		snprintf(why, sizeof(why), "-o PLAN is required%s%s%s",
+			 stray ? " (did you mean -o " : "", stray ? stray : "", stray ? "?)" : "");
+		return usage(why);
+	}
 	if (optind >= argc)
 		return usage("no command given");
 

@@ -228,8 +228,13 @@ int cmd_replay(int argc, char **argv)
 			return usage("");
 		}
 	}
-	if (!o.plan)
-		return usage("-p PLAN is required");
+	if (!o.plan) {
+		const char *stray = cli_stray_word(argc, argv, optind);
+		char message[PATH_MAX + 64];
+		snprintf(message, sizeof(message), "-p PLAN is required%s%s%s",
+			 stray ? " (did you mean -p " : "", stray ? stray : "", stray ? "?)" : "");
+		return usage(message);
+	}
 	if (optind >= argc)
 		return usage("no command given");
 	/* memplan judges the command as a whole: no process of it must judge itself. */

@@ -13,6 +13,14 @@ status 2 "$MEMPLAN" record -o "$WORK/x.plan"
 status 2 "$MEMPLAN" record -o "$WORK/x.plan" --depth 0 -- true
 status 2 "$MEMPLAN" record -o "$WORK/x.plan" --depth many -- true
 status 2 "$MEMPLAN" replay -- true
+# The plan given where its option belongs, as `record -o` and `replay -p`
+# differ: the usage error names the option to put before it.
+status 2 "$MEMPLAN" replay app.plan -- true
+grep -q "^memplan: replay: -p PLAN is required (did you mean -p app.plan?)$" "$WORK/err" ||
+  fail "replay app.plan: $(cat "$WORK/err")"
+status 2 "$MEMPLAN" record app.plan -- true
+grep -q "^memplan: record: -o PLAN is required (did you mean -o app.plan?)$" "$WORK/err" ||
+  fail "record app.plan: $(cat "$WORK/err")"
 status 2 "$MEMPLAN" show
 status 2 "$MEMPLAN" show a b
 status 2 "$MEMPLAN" show --svg --json a.plan
