@@ -186,7 +186,9 @@ int callsite_init(unsigned depth, const struct callsite_interner *in)
 		return -EINVAL;
 	callsite_depth = depth;
 	interner = *in;
-	if (addr_map_init(&raw_to_site, 1024) < 0 || addr_map_init(&module_key_to_index, 64) < 0)
+	/* Small to start: glibc clears what calloc takes from its heap, and 1,024
+	 * stacks' room was 32 KiB of every process's resident set; it grows. */
+	if (addr_map_init(&raw_to_site, 64) < 0 || addr_map_init(&module_key_to_index, 64) < 0)
 		return -ENOMEM;
 	frame_walk_init(); /* without it, every stack is unwound */
 	/* Without it, threads walk every call (own_caches). Once per process:
