@@ -241,7 +241,8 @@ static uint32_t band_of(uint64_t size)
 	if (size <= 256)
 		return size ? (uint32_t)((size - 1) / 16) : 0;
 	uint32_t e = 63u - (uint32_t)__builtin_clzll(size - 1); /* 2^e < size <= 2^(e+1) */
-	uint32_t b = 16 + 4 * (e - 8) + (uint32_t)((size - 1) >> (e - 2) & 3);
+	uint32_t b = e < 12 ? 16 + 8 * (e - 8) + (uint32_t)((size - 1) >> (e - 3) & 7)
+			    : 48 + 4 * (e - 12) + (uint32_t)((size - 1) >> (e - 2) & 3);
 	return b < RECORDING_BANDS ? b : RECORDING_BANDS - 1;
 }
 
@@ -347,7 +348,7 @@ struct band_group {
 };
 
 /* Pools at most for a site's bands at first; more bands are grouped. */
-#define INITIAL_POOLS_MAX 16u
+#define INITIAL_POOLS_MAX 20u
 
 /* Makes the site's pools, now, from its tallies. A block of a band may take
  * any slot at least as big (the replay policy: the tightest pool with a slot
