@@ -24,6 +24,24 @@ static __thread uint64_t cursor __attribute__((tls_model("initial-exec")));
 static __thread uint32_t skip __attribute__((tls_model("initial-exec")));
 static __thread uint32_t backoff __attribute__((tls_model("initial-exec")));
 
+/* Where this thread's last searches found room (1 + first granule; 0: none),
+ * tried before any search, even while searches are skipped. A loop whose
+ * blocks outgrew its plan frees each soon after it took spare room, and its
+ * next block then fits the same place: python3's json loop on 20 times the
+ * turns of its recording, 93.1% of its calls served without them, 99.9% with
+ * them. A place still held costs one bit read. */
+#define RECENT_PLACES 8u
+static __thread uint64_t recent_places[RECENT_PLACES] __attribute__((tls_model("initial-exec")));
+static __thread uint32_t recent_next __attribute__((tls_model("initial-exec")));
+/* Tries in a row that found none of them free; past RECENT_PATIENCE of them,
+ * the thread skips its next recent_skip tries, twice as many each time, so
+ * that places that stay held (blocks that outlive the loop) cost little:
+ * churn-args, 240,000 misses, 0.2% more instructions with them than without,
+ * 5% more when every miss tried all of them. */
+#define RECENT_PATIENCE 4u
+static __thread uint32_t recent_misses __attribute__((tls_model("initial-exec")));
+static __thread uint32_t recent_skip __attribute__((tls_model("initial-exec")));
+
 /* The granules of fine word w that are held or lie past the arena's end, as
  * occupied bits. A word held at the coarse level (the middle of a long block)
  * is all held. */
@@ -60,6 +78,41 @@ static void *claim_at(uint64_t granule, size_t size)
 	return arena_claim(granule * PLAN_GRANULE_BYTES, size);
 }
 
+/* claim_at a place a search found, remembered if it is claimed. */
+static void *claim_found(uint64_t granule, size_t size)
+{
+	void *p = claim_at(granule, size);
+
+	if (p)
+		recent_places[recent_next++ % RECENT_PLACES] = granule + 1;
+	return p;
+}
+
+/* A block of count granules at one of the recent places, or NULL. */
+static void *claim_recent(uint64_t count, size_t size)
+{
+	if (recent_skip) {
+		recent_skip--;
+		return NULL;
+	}
+	for (uint32_t i = 1; i <= RECENT_PLACES; i++) {
+		const uint64_t g = recent_places[(recent_next - i) % RECENT_PLACES];
+		void *p;
+
+		if (g && g - 1 + count <= arena_granules &&
+		    !arena_granule_held((g - 1) * PLAN_GRANULE_BYTES) &&
+		    (p = claim_at(g - 1, size))) {
+			recent_misses = 0;
+			return p;
+		}
+	}
+	if (++recent_misses > RECENT_PATIENCE) {
+		const uint32_t doublings = recent_misses - RECENT_PATIENCE;
+		recent_skip = doublings < 6 ? 1u << doublings : BACKOFF_MAX;
+	}
+	return NULL;
+}
+
 void *spare_claim(size_t size)
 {
 	const uint64_t count = plan_granules_of(size);
@@ -67,6 +120,9 @@ void *spare_claim(size_t size)
 
 	if (!words || !count || count > MAX_GRANULES)
 		return NULL;
+	void *p = claim_recent(count, size);
+	if (p)
+		return p;
 	if (skip) {
 		skip--;
 		return NULL;
@@ -81,13 +137,12 @@ void *spare_claim(size_t size)
 		}
 		const uint64_t held = held_bits(w), first = w * ARENA_WORD_GRANULES;
 		const uint64_t lead = held ? (uint64_t)__builtin_ctzll(held) : ARENA_WORD_GRANULES;
-		void *p = NULL;
 		if (run && run + lead >= count)
-			p = claim_at(run_first, size);
+			p = claim_found(run_first, size);
 		int b;
 		if (!p && count <= ARENA_WORD_GRANULES &&
 		    (b = free_run_in(~held & ARENA_OCCUPIED, count)) >= 0)
-			p = claim_at(first + (uint64_t)b, size);
+			p = claim_found(first + (uint64_t)b, size);
 		if (p) {
 			cursor = w;
 			backoff = 0;

@@ -12,7 +12,10 @@
  * the soundness argument of arena.h covers it unchanged, and a block claimed so
  * is freed, resized and sized like any other. A search that finds nothing costs
  * a bounded scan; the thread then leaves its next misses to libc for a while,
- * twice as long after each failed search, so that a full arena costs little. */
+ * twice as long after each failed search, so that a full arena costs little.
+ * Before any search, the thread tries the places its last searches found: a
+ * loop that outgrew its plan frees each such block soon, and its next one
+ * fits where the last one was. */
 #pragma once
 
 #include <stddef.h>

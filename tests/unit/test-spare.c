@@ -4,7 +4,8 @@
  * across words, never into the coarse-held middle of a long block; a search
  * that finds nothing returns NULL only when no run of free granules is long
  * enough, and the thread then leaves its next searches to libc, twice as many
- * after each failure. Then four threads claim and release through it at random
+ * after each failure, though it still tries the places its last searches
+ * found. Then four threads claim and release through it at random
  * against a shadow map of who owns each granule: no granule is ever handed out
  * twice. */
 #include <pthread.h>
@@ -120,6 +121,13 @@ int main(void)
 	char *q = take(90 * G - 7, 1); /* only the runs at 100 and at 900 fit */
 	CHECK(q && (first_of(q) >= 900 || (first_of(q) >= 100 && first_of(q) + 90 <= 200)));
 	CHECK_EQ_U64(atomic_load(&errors), 0);
+
+	/* The places its searches found are tried before a search: p's, given
+	 * back, takes the next block, though the search would start after q. */
+	const size_t p_at = first_of(p);
+	give_back(p, 1);
+	p = take(4 * G, 1);
+	CHECK(p && first_of(p) == p_at);
 
 	/* Fill with blocks of 7 granules until the search finds nothing: it gives
 	 * up only when no run of 7 is left. The thread then leaves its next miss
