@@ -36,8 +36,9 @@ static __thread uint32_t recent_next __attribute__((tls_model("initial-exec")));
 /* Tries in a row that found none of them free; past RECENT_PATIENCE of them,
  * the thread skips its next recent_skip tries, twice as many each time, so
  * that places that stay held (blocks that outlive the loop) cost little:
- * churn-args, 240,000 misses, 0.2% more instructions with them than without,
- * 5% more when every miss tried all of them. */
+ * churn-args at the benchmark's quick scale, 247,000 misses: 0.2% more
+ * instructions with them than without, 5% more when every miss tried all of
+ * them. */
 #define RECENT_PATIENCE 4u
 static __thread uint32_t recent_misses __attribute__((tls_model("initial-exec")));
 static __thread uint32_t recent_skip __attribute__((tls_model("initial-exec")));
