@@ -182,6 +182,70 @@ static int number_regions(const struct plan_entry *entries, uint64_t n, uint32_t
 	return 0;
 }
 
+/* A block's start or end, for least_arena's sweep. */
+struct region_event {
+	uint64_t t, size_bytes;
+	uint32_t region;
+	int is_alloc; /* ends sort first at equal times: lifetimes are half-open */
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct region_event *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->is_alloc - y->is_alloc;
+}
+
+/* Sets *least to the fewest bytes any packing of entries[0..n) can take: the
+ * most bytes their blocks hold at once or, with thread regions, the sum of each
+ * region's most, since regions never share bytes. */
+static int least_arena(const struct plan_entry *entries, uint64_t n, uint32_t site_count,
+		       bool regions, uint64_t *least)
+{
+	uint32_t *region = calloc(n ? n : 1, sizeof(*region)), count = 1;
+	struct region_event *ev = malloc((2 * n + 1) * sizeof(*ev));
+	uint64_t *live = NULL, *peak = NULL, m = 0;
+	int r = region && ev ? 0 : -ENOMEM;
+
+	if (r == 0 && regions)
+		r = number_regions(entries, n, site_count, region, &count);
+	if (r == 0) {
+		live = calloc(count ? count : 1, sizeof(*live));
+		peak = calloc(count ? count : 1, sizeof(*peak));
+		if (!live || !peak)
+			r = -ENOMEM;
+	}
+	for (uint64_t i = 0; r == 0 && i < n; i++) {
+		const struct plan_entry *e = &entries[i];
+		struct block b = block_of(e->size_bytes, e->align_bytes, e->t_start, e->t_end,
+					  e->in_place_of != 0);
+		if (!b.size_bytes || b.t_end <= b.t_start)
+			continue;
+		ev[m++] = (struct region_event){b.t_start, b.size_bytes, region[i], 1};
+		if (b.t_end != BLOCK_T_INFINITY)
+			ev[m++] = (struct region_event){b.t_end, b.size_bytes, region[i], 0};
+	}
+	if (r == 0) {
+		qsort(ev, (size_t)m, sizeof(*ev), by_time);
+		for (uint64_t k = 0; k < m; k++) {
+			uint64_t *l = &live[ev[k].region];
+			*l = ev[k].is_alloc ? *l + ev[k].size_bytes : *l - ev[k].size_bytes;
+			if (*l > peak[ev[k].region])
+				peak[ev[k].region] = *l;
+		}
+		*least = 0;
+		for (uint32_t g = 0; g < count; g++)
+			*least += peak[g];
+	}
+	free(region);
+	free(ev);
+	free(live);
+	free(peak);
+	return r;
+}
+
 /* Re-plans entries[0..n) region by region (number_regions), each packed on its
  * own and laid after the previous one at a multiple of its largest alignment, so
  * that no two regions ever share bytes. Each region gets a share of the time
@@ -256,6 +320,12 @@ out:
 	return r;
 }
 
+/* How far above the least arena the planner may stop (planner.h). */
+static double slack_of(const struct planner_options *opt)
+{
+	return opt && opt->slack > 0 ? opt->slack : 0;
+}
+
 int plan_builder_replan(struct plan_image *image, const struct planner_options *opt,
 			struct plan_entry **entries_out, struct plan_chunk **chunks_out)
 {
@@ -296,10 +366,15 @@ int plan_builder_replan(struct plan_image *image, const struct planner_options *
 		    .align_bytes = pool->align_bytes,
 		};
 	}
-	if (image->record.flags & PLAN_IMAGE_THREAD_REGIONS)
-		r = plan_regions(entries, n + p, image->record.site_count, opt, &image->record);
-	else
-		r = plan_entries(entries, n + p, opt, &image->record);
+	/* A layout already where the planner would stop keeps its offsets: the
+	 * quick pass alone takes a second or two on a few hundred thousand blocks. */
+	const bool regions = image->record.flags & PLAN_IMAGE_THREAD_REGIONS;
+	uint64_t least;
+	r = least_arena(entries, n + p, image->record.site_count, regions, &least);
+	if (r == 0 && image->record.arena_bytes > least + (uint64_t)((double)least * slack_of(opt)))
+		r = regions ? plan_regions(entries, n + p, image->record.site_count, opt,
+					   &image->record)
+			    : plan_entries(entries, n + p, opt, &image->record);
 	if (r < 0) {
 		free(entries);
 		free(chunks);

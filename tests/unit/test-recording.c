@@ -710,6 +710,25 @@ int main(void)
 	check_built(&replan, &m);
 	free(replanned);
 	free(chunks);
+	/* A layout already within the planner's slack of the least arena its blocks
+	 * allow keeps its offsets; one above it is packed again. */
+	struct planner_options loose = {.slack = 100.0}, tight = {.slack = 0.01};
+	replan = im;
+	replan.entries = decoded;
+	CHECK(plan_builder_replan(&replan, &loose, &replanned, &chunks) == 0);
+	CHECK_EQ_U64(replan.record.arena_bytes, im.record.arena_bytes);
+	for (uint64_t i = 0; i < im.record.entry_count; i++)
+		CHECK_EQ_U64(replanned[i].offset_bytes, decoded[i].offset_bytes);
+	free(replanned);
+	free(chunks);
+	replan = im;
+	replan.entries = decoded;
+	replan.record.arena_bytes = 100 * im.record.arena_bytes;
+	CHECK(plan_builder_replan(&replan, &tight, &replanned, &chunks) == 0);
+	CHECK(replan.record.arena_bytes <= im.record.arena_bytes);
+	check_built(&replan, &m);
+	free(replanned);
+	free(chunks);
 	/* Region by region too: in-place entries follow their blocks, alignment holds. */
 	replan = im;
 	replan.entries = decoded;
