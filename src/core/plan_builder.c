@@ -5,9 +5,14 @@
 #include "event_packer.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Regions packed at once, at most (plan_regions). */
+#define REGION_THREADS_MAX 16u
 
 /* Runs the planner on a copy of blocks and keeps its offsets if they pack smaller. */
 static int improve(struct block *blocks, uint64_t n, const struct planner_options *opt,
@@ -182,32 +187,17 @@ static int number_regions(const struct plan_entry *entries, uint64_t n, uint32_t
 	return 0;
 }
 
-/* A block's start or end, for least_arena's sweep. */
-struct region_event {
-	uint64_t t, size_bytes;
-	uint32_t region;
-	int is_alloc; /* ends sort first at equal times: lifetimes are half-open */
-};
-
-static int by_time(const void *a, const void *b)
-{
-	const struct region_event *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->is_alloc - y->is_alloc;
-}
-
 /* Sets *least to the fewest bytes any packing of entries[0..n) can take: the
  * most bytes their blocks hold at once or, with thread regions, the sum of each
  * region's most, since regions never share bytes. */
 static int least_arena(const struct plan_entry *entries, uint64_t n, uint32_t site_count,
 		       bool regions, uint64_t *least)
 {
-	uint32_t *region = calloc(n ? n : 1, sizeof(*region)), count = 1;
-	struct region_event *ev = malloc((2 * n + 1) * sizeof(*ev));
-	uint64_t *live = NULL, *peak = NULL, m = 0;
-	int r = region && ev ? 0 : -ENOMEM;
+	uint32_t *region = calloc(n ? n : 1, sizeof(*region)), count = 1, *vals = NULL;
+	struct block *blocks = malloc((n ? n : 1) * sizeof(*blocks));
+	uint64_t *live = NULL, *peak = NULL, *keys = NULL;
+	size_t m = 0;
+	int r = region && blocks ? 0 : -ENOMEM;
 
 	if (r == 0 && regions)
 		r = number_regions(entries, n, site_count, region, &count);
@@ -219,43 +209,111 @@ static int least_arena(const struct plan_entry *entries, uint64_t n, uint32_t si
 	}
 	for (uint64_t i = 0; r == 0 && i < n; i++) {
 		const struct plan_entry *e = &entries[i];
-		struct block b = block_of(e->size_bytes, e->align_bytes, e->t_start, e->t_end,
-					  e->in_place_of != 0);
-		if (!b.size_bytes || b.t_end <= b.t_start)
-			continue;
-		ev[m++] = (struct region_event){b.t_start, b.size_bytes, region[i], 1};
-		if (b.t_end != BLOCK_T_INFINITY)
-			ev[m++] = (struct region_event){b.t_end, b.size_bytes, region[i], 0};
+		blocks[i] = block_of(e->size_bytes, e->align_bytes, e->t_start, e->t_end,
+				     e->in_place_of != 0);
 	}
+	if (r == 0)
+		r = planner_events(blocks, (size_t)n, &keys, &vals, &m);
 	if (r == 0) {
-		qsort(ev, (size_t)m, sizeof(*ev), by_time);
-		for (uint64_t k = 0; k < m; k++) {
-			uint64_t *l = &live[ev[k].region];
-			*l = ev[k].is_alloc ? *l + ev[k].size_bytes : *l - ev[k].size_bytes;
-			if (*l > peak[ev[k].region])
-				peak[ev[k].region] = *l;
+		for (size_t k = 0; k < m; k++) {
+			const uint32_t g = region[vals[k]];
+			const uint64_t bytes = blocks[vals[k]].size_bytes;
+			live[g] = keys[k] & 1 ? live[g] + bytes : live[g] - bytes;
+			if (live[g] > peak[g])
+				peak[g] = live[g];
 		}
 		*least = 0;
 		for (uint32_t g = 0; g < count; g++)
 			*least += peak[g];
 	}
 	free(region);
-	free(ev);
+	free(blocks);
+	free(keys);
+	free(vals);
 	free(live);
 	free(peak);
 	return r;
 }
 
+/* One region to pack, in its own stretch of entries (region_jobs_run). */
+struct region_job {
+	struct plan_entry *entries;
+	uint64_t count, align;
+	struct planner_options opt;
+	bool with_planner;		 /* else the event packer only */
+	struct plan_image_record packed; /* its arena */
+	int ret;
+};
+
+struct region_jobs {
+	struct region_job *job;
+	const uint32_t *by_size; /* job indices, most entries first */
+	uint32_t count;
+	_Atomic uint32_t next;
+};
+
+static void *region_worker(void *arg)
+{
+	struct region_jobs *jobs = arg;
+	uint32_t k;
+
+	while ((k = atomic_fetch_add(&jobs->next, 1)) < jobs->count) {
+		struct region_job *j = &jobs->job[jobs->by_size[k]];
+		j->ret = plan_entries(j->entries, j->count, j->with_planner ? &j->opt : NULL,
+				      &j->packed);
+	}
+	return NULL;
+}
+
+/* Packs the regions on up to `threads` threads (this one too), the biggest
+ * first; one that cannot start leaves its share to the others. */
+static void region_jobs_run(struct region_jobs *jobs, unsigned threads)
+{
+	pthread_t tid[REGION_THREADS_MAX];
+	unsigned started = 0;
+
+	if (threads > jobs->count)
+		threads = jobs->count;
+	if (threads > REGION_THREADS_MAX)
+		threads = REGION_THREADS_MAX;
+	while (started + 1 < threads &&
+	       pthread_create(&tid[started], NULL, region_worker, jobs) == 0)
+		started++;
+	region_worker(jobs);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+}
+
+/* A region's entry count and index, to order the jobs by. */
+struct region_size {
+	uint64_t count;
+	uint32_t region;
+};
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct region_size *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return (x->region > y->region) - (x->region < y->region);
+}
+
 /* Re-plans entries[0..n) region by region (number_regions), each packed on its
  * own and laid after the previous one at a multiple of its largest alignment, so
  * that no two regions ever share bytes. Each region gets a share of the time
- * budget in proportion to its entries. */
+ * budget in proportion to its entries, and regions are packed side by side on
+ * the planner's threads: a program's threads make as many regions, each
+ * about as big, and the quick pass alone takes seconds on a few hundred
+ * thousand blocks. */
 static int plan_regions(struct plan_entry *entries, uint64_t n, uint32_t site_count,
 			const struct planner_options *opt, struct plan_image_record *rec)
 {
-	uint32_t *region = malloc((n ? n : 1) * sizeof(*region)), count = 0;
+	uint32_t *region = malloc((n ? n : 1) * sizeof(*region)), count = 0, *by_size = NULL;
+	struct region_size *sizes = NULL;
 	uint64_t *first = NULL, *order = NULL, *index = NULL, end = 0;
 	struct plan_entry *sub = NULL;
+	struct region_job *job = NULL;
 	struct block *blocks = NULL;
 	int r = region ? number_regions(entries, n, site_count, region, &count) : -ENOMEM;
 
@@ -265,7 +323,10 @@ static int plan_regions(struct plan_entry *entries, uint64_t n, uint32_t site_co
 		index = malloc((n ? n : 1) * sizeof(*index));
 		sub = malloc((n ? n : 1) * sizeof(*sub));
 		blocks = malloc((n ? n : 1) * sizeof(*blocks));
-		if (!first || !order || !index || !sub || !blocks)
+		job = calloc(count ? count : 1, sizeof(*job));
+		by_size = malloc((count ? count : 1) * sizeof(*by_size));
+		sizes = malloc((count ? count : 1) * sizeof(*sizes));
+		if (!first || !order || !index || !sub || !blocks || !job || !by_size || !sizes)
 			r = -ENOMEM;
 	}
 	if (r < 0)
@@ -282,26 +343,45 @@ static int plan_regions(struct plan_entry *entries, uint64_t n, uint32_t site_co
 	first[0] = 0;
 	for (uint64_t i = 0; i < n; i++)
 		order[index[i]] = i;
-	for (uint32_t g = 0; g < count && r == 0; g++) {
-		uint64_t lo = first[g], m = first[g + 1] - lo, align = PLAN_GRANULE_BYTES;
-		struct plan_image_record part = *rec;
-		struct planner_options part_opt;
+	for (uint32_t g = 0; g < count; g++) {
+		uint64_t lo = first[g], m = first[g + 1] - lo;
+		struct region_job *j = &job[g];
+		*j = (struct region_job){
+		    .entries = sub + lo, .count = m, .align = PLAN_GRANULE_BYTES, .packed = *rec};
 		for (uint64_t k = 0; k < m; k++) {
-			sub[k] = entries[order[lo + k]];
-			if (sub[k].in_place_of) /* its block is in the region: join() */
-				sub[k].in_place_of = index[sub[k].in_place_of - 1] - lo + 1;
-			if (sub[k].align_bytes > align)
-				align = sub[k].align_bytes;
+			struct plan_entry *e = &j->entries[k];
+			*e = entries[order[lo + k]];
+			if (e->in_place_of) /* its block is in the region: join() */
+				e->in_place_of = index[e->in_place_of - 1] - lo + 1;
+			if (e->align_bytes > j->align)
+				j->align = e->align_bytes;
 		}
 		if (opt) {
-			part_opt = *opt;
-			part_opt.time_limit_s = opt->time_limit_s * (double)m / (double)n;
+			j->with_planner = true;
+			j->opt = *opt;
+			j->opt.time_limit_s = opt->time_limit_s * (double)m / (double)n;
 		}
-		r = plan_entries(sub, m, opt ? &part_opt : NULL, &part);
-		end = (end + align - 1) / align * align;
-		for (uint64_t k = 0; r == 0 && k < m; k++)
-			entries[order[lo + k]].offset_bytes = end + sub[k].offset_bytes;
-		end += part.arena_bytes;
+		sizes[g] = (struct region_size){m, g};
+	}
+	/* Side by side, a region's own planner gets one thread, and its progress
+	 * reports (from any thread) are not passed on. */
+	const unsigned threads = opt ? planner_threads(opt) : 1;
+	for (uint32_t g = 0; threads > 1 && count > 1 && g < count; g++) {
+		job[g].opt.threads = 1;
+		job[g].opt.progress = NULL;
+	}
+	qsort(sizes, count, sizeof(*sizes), by_count_desc);
+	for (uint32_t k = 0; k < count; k++)
+		by_size[k] = sizes[k].region;
+	struct region_jobs jobs = {.job = job, .by_size = by_size, .count = count};
+	region_jobs_run(&jobs, count > 1 ? threads : 1);
+	for (uint32_t g = 0; g < count && r == 0; g++) {
+		const struct region_job *j = &job[g];
+		r = j->ret;
+		end = (end + j->align - 1) / j->align * j->align;
+		for (uint64_t k = 0; r == 0 && k < j->count; k++)
+			entries[order[first[g] + k]].offset_bytes = end + j->entries[k].offset_bytes;
+		end += j->packed.arena_bytes;
 	}
 	if (r < 0)
 		goto out;
@@ -316,6 +396,9 @@ out:
 	free(order);
 	free(index);
 	free(sub);
+	free(job);
+	free(by_size);
+	free(sizes);
 	free(blocks);
 	return r;
 }

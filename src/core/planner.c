@@ -60,7 +60,9 @@ static int cmp_event(const void *pa, const void *pb)
 	return a->is_alloc - b->is_alloc;
 }
 
-int planner_lower_bound(const struct block *blocks, size_t n, uint64_t *lower_bound_bytes)
+/* planner_lower_bound by qsort, for times past what planner_events can tag. */
+static int planner_lower_bound_sorted(const struct block *blocks, size_t n,
+				      uint64_t *lower_bound_bytes)
 {
 	struct event *ev;
 	size_t nev = 0;
@@ -88,6 +90,77 @@ int planner_lower_bound(const struct block *blocks, size_t n, uint64_t *lower_bo
 		}
 	}
 	free(ev);
+	*lower_bound_bytes = peak;
+	return 0;
+}
+
+int planner_events(const struct block *blocks, size_t n, uint64_t **keys_out,
+		   uint32_t **vals_out, size_t *count)
+{
+	uint64_t *keys = NULL;
+	uint32_t *vals = NULL;
+	size_t m = 0;
+	int r = -ENOMEM;
+
+	*keys_out = NULL;
+	*vals_out = NULL;
+	*count = 0;
+	if (n >= UINT32_MAX)
+		return r;
+	keys = malloc((2 * n + 1) * sizeof(*keys));
+	vals = malloc((2 * n + 1) * sizeof(*vals));
+	if (!keys || !vals)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		const struct block *b = &blocks[i];
+		if (!b->size_bytes || b->t_end <= b->t_start)
+			continue;
+		if (b->t_start >> 63 || (b->t_end != BLOCK_T_INFINITY && b->t_end >> 63)) {
+			r = -EINVAL; /* no room for the kind bit: not a recorded clock */
+			goto fail;
+		}
+		keys[m] = b->t_start << 1 | 1;
+		vals[m++] = (uint32_t)i;
+		if (b->t_end != BLOCK_T_INFINITY) {
+			keys[m] = b->t_end << 1;
+			vals[m++] = (uint32_t)i;
+		}
+	}
+	r = radix_sort_pairs(keys, vals, m);
+	if (r)
+		goto fail;
+	*keys_out = keys;
+	*vals_out = vals;
+	*count = m;
+	return 0;
+fail:
+	free(keys);
+	free(vals);
+	return r;
+}
+
+int planner_lower_bound(const struct block *blocks, size_t n, uint64_t *lower_bound_bytes)
+{
+	uint64_t *keys, live = 0, peak = 0;
+	uint32_t *vals;
+	size_t m;
+	int r = planner_events(blocks, n, &keys, &vals, &m);
+
+	if (r == -EINVAL)
+		return planner_lower_bound_sorted(blocks, n, lower_bound_bytes);
+	if (r)
+		return r;
+	for (size_t k = 0; k < m; k++) {
+		if (keys[k] & 1) {
+			live += blocks[vals[k]].size_bytes;
+			if (live > peak)
+				peak = live;
+		} else {
+			live -= blocks[vals[k]].size_bytes;
+		}
+	}
+	free(keys);
+	free(vals);
 	*lower_bound_bytes = peak;
 	return 0;
 }
@@ -410,7 +483,7 @@ static int validate_input(const struct block *blocks, size_t n)
 	return 0;
 }
 
-static unsigned thread_count(const struct planner_options *opt)
+unsigned planner_threads(const struct planner_options *opt)
 {
 	long cpus;
 
@@ -427,7 +500,7 @@ int planner_solve(struct block *blocks, size_t n, const struct planner_options *
 	double limit_s = opt && opt->time_limit_s > 0 ? opt->time_limit_s : 0;
 	double deadline_s = t0 + limit_s;
 	uint64_t capacity = opt ? opt->capacity_bytes : 0;
-	unsigned threads = thread_count(opt);
+	unsigned threads = planner_threads(opt);
 	size_t *idx = NULL, nz = 0, nparts = 0;
 	struct part *parts = NULL;
 	uint64_t *scratch = NULL;

@@ -33,6 +33,9 @@ struct planner_options {
 	void *progress_ctx;
 };
 
+/* The worker threads opt asks for: opt->threads, or one per online CPU. */
+unsigned planner_threads(const struct planner_options *opt);
+
 struct planner_result {
 	uint64_t arena_bytes;	    /* highest offset + size over all blocks */
 	uint64_t lower_bound_bytes; /* the most bytes live at one moment */
@@ -46,6 +49,14 @@ struct planner_result {
  * Thread-safe for distinct inputs. May allocate. */
 int planner_solve(struct block *blocks, size_t n, const struct planner_options *opt,
 		  struct planner_result *result);
+
+/* The starts and ends of blocks[0..n) that have a size and a lifetime, sorted by
+ * time, ends first at equal times (lifetimes are half-open): keys[k] is the
+ * time << 1, | 1 for a start; vals[k] the block's index. *keys_out and
+ * *vals_out are malloc'ed (the caller frees them). Returns 0, -ENOMEM, or
+ * -EINVAL if a time does not leave room for the kind bit (2^63 or more). */
+int planner_events(const struct block *blocks, size_t n, uint64_t **keys_out,
+		   uint32_t **vals_out, size_t *count);
 
 /* The most bytes alive at one moment (frees before allocations at equal times).
  * No valid plan can be smaller. O(n log n). Returns 0 or -ENOMEM. May allocate. */
