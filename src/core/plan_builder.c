@@ -454,6 +454,10 @@ int plan_builder_replan(struct plan_image *image, const struct planner_options *
 	const bool regions = image->record.flags & PLAN_IMAGE_THREAD_REGIONS;
 	uint64_t least;
 	r = least_arena(entries, n + p, image->record.site_count, regions, &least);
+	if (r == -EINVAL) { /* times no recording makes: planned as they come */
+		r = 0;
+		least = 0;
+	}
 	if (r == 0 && image->record.arena_bytes > least + (uint64_t)((double)least * slack_of(opt)))
 		r = regions ? plan_regions(entries, n + p, image->record.site_count, opt,
 					   &image->record)

@@ -94,6 +94,13 @@ static void test_lower_bound_examples(void)
 	CHECK_EQ_U64(lb, 107);
 	r = solve(inf, 3, 0.5);
 	CHECK_EQ_U64(r.arena_bytes, 107);
+	/* Times past 2^63, which leave no bit for the kind of event in the radix
+	 * sort's keys, are swept all the same. */
+	const uint64_t far = UINT64_C(1) << 63;
+	struct block high[] = {B(8, far, far + 10), B(16, far + 10, far + 20),
+			       B(4, far + 5, BLOCK_T_INFINITY), B(2, 1, 2)};
+	CHECK_EQ_U64(planner_lower_bound(high, 4, &lb), 0);
+	CHECK_EQ_U64(lb, 20);
 }
 
 static void test_bad_input(void)
