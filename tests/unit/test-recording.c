@@ -356,6 +356,27 @@ static void check_lanes(void)
 	CHECK(hi[0] <= re.record.arena_bytes && hi[1] <= re.record.arena_bytes);
 	free(replanned);
 	free(replanned_chunks);
+	/* The planner proper packs the regions side by side on its threads, and
+	 * lays them out as one thread does: the same offsets. */
+	struct plan_entry *side[2];
+	struct plan_chunk *side_chunks[2];
+	uint64_t side_arena[2];
+	for (unsigned t = 0; t < 2; t++) {
+		struct planner_options popt = {.threads = t + 1};
+		re = im;
+		re.entries = entries;
+		re.record.arena_bytes = 100 * im.record.arena_bytes; /* not skipped */
+		CHECK(plan_builder_replan(&re, &popt, &side[t], &side_chunks[t]) == 0);
+		check_valid(&re, side[t]);
+		side_arena[t] = re.record.arena_bytes;
+	}
+	CHECK_EQ_U64(side_arena[0], side_arena[1]);
+	for (uint64_t i = 0; i < im.record.entry_count; i++)
+		CHECK_EQ_U64(side[0][i].offset_bytes, side[1][i].offset_bytes);
+	for (unsigned t = 0; t < 2; t++) {
+		free(side[t]);
+		free(side_chunks[t]);
+	}
 	free(entries);
 	recording_built_free(&built);
 	recording_fini(&rec);
