@@ -284,6 +284,23 @@ static void region_jobs_run(struct region_jobs *jobs, unsigned threads)
 		pthread_join(tid[t], NULL);
 }
 
+/* Passes the regions' progress reports on, one at a time, from whichever
+ * thread packs them. */
+struct region_progress {
+	pthread_mutex_t lock;
+	const struct planner_options *outer;
+};
+
+static void relay_region_progress(void *ctx, uint64_t best_bytes, uint64_t lower_bound_bytes,
+				  double elapsed_s)
+{
+	struct region_progress *rp = ctx;
+
+	pthread_mutex_lock(&rp->lock);
+	rp->outer->progress(rp->outer->progress_ctx, best_bytes, lower_bound_bytes, elapsed_s);
+	pthread_mutex_unlock(&rp->lock);
+}
+
 /* A region's entry count and index, to order the jobs by. */
 struct region_size {
 	uint64_t count;
@@ -364,11 +381,15 @@ static int plan_regions(struct plan_entry *entries, uint64_t n, uint32_t site_co
 		sizes[g] = (struct region_size){m, g};
 	}
 	/* Side by side, a region's own planner gets one thread, and its progress
-	 * reports (from any thread) are not passed on. */
+	 * reports go through one lock. */
 	const unsigned threads = opt ? planner_threads(opt) : 1;
+	struct region_progress progress = {PTHREAD_MUTEX_INITIALIZER, opt};
 	for (uint32_t g = 0; threads > 1 && count > 1 && g < count; g++) {
 		job[g].opt.threads = 1;
-		job[g].opt.progress = NULL;
+		if (opt->progress) {
+			job[g].opt.progress = relay_region_progress;
+			job[g].opt.progress_ctx = &progress;
+		}
 	}
 	qsort(sizes, count, sizeof(*sizes), by_count_desc);
 	for (uint32_t k = 0; k < count; k++)
