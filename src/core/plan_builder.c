@@ -401,7 +401,8 @@ static int plan_regions(struct plan_entry *entries, uint64_t n, uint32_t site_co
 		r = j->ret;
 		end = (end + j->align - 1) / j->align * j->align;
 		for (uint64_t k = 0; r == 0 && k < j->count; k++)
-			entries[order[first[g] + k]].offset_bytes = end + j->entries[k].offset_bytes;
+			entries[order[first[g] + k]].offset_bytes =
+			    end + j->entries[k].offset_bytes;
 		end += j->packed.arena_bytes;
 	}
 	if (r < 0)
