@@ -88,43 +88,47 @@ static void select_kth(uint64_t *a, size_t n, size_t k)
 	}
 }
 
+/* A node about to be summed up from its points: no point yet. */
+static void node_empty(struct kd_node *nd)
+{
+	nd->min1 = nd->min2 = KEY_NONE;
+	nd->rank1 = nd->s_min = nd->e_min = UINT32_MAX;
+	nd->s_max = nd->e_max = 0;
+}
+
+/* Adds an unplaced point with key k to a leaf's summary. */
+static inline void node_add(struct kd_node *nd, const struct kd_point *p, uint64_t k)
+{
+	if (p->s < nd->s_min)
+		nd->s_min = p->s;
+	if (p->s > nd->s_max)
+		nd->s_max = p->s;
+	if (p->e < nd->e_min)
+		nd->e_min = p->e;
+	if (p->e > nd->e_max)
+		nd->e_max = p->e;
+	if (k < nd->min1) {
+		nd->min2 = nd->min1;
+		nd->min1 = k;
+		nd->rank1 = p->rank;
+	} else if (k == nd->min1) {
+		if (p->rank < nd->rank1)
+			nd->rank1 = p->rank;
+	} else if (k < nd->min2) {
+		nd->min2 = k;
+	}
+}
+
 static void leaf_pull(struct kd_tree *t, size_t x, size_t lo, size_t hi)
 {
-	struct kd_node *nd = &t->node[x];
-	uint64_t m1 = KEY_NONE, m2 = KEY_NONE;
-	uint32_t r1 = UINT32_MAX, s_min = UINT32_MAX, s_max = 0, e_min = UINT32_MAX, e_max = 0;
+	struct kd_node nd;
 
-	for (size_t i = lo; i < hi; i++) {
-		const struct kd_point *p = &t->pt[i];
-		uint64_t k = p->key;
-		if (k == KEY_NONE)
-			continue;
-		if (p->s < s_min)
-			s_min = p->s;
-		if (p->s > s_max)
-			s_max = p->s;
-		if (p->e < e_min)
-			e_min = p->e;
-		if (p->e > e_max)
-			e_max = p->e;
-		if (k < m1) {
-			m2 = m1;
-			m1 = k;
-			r1 = t->pt[i].rank;
-		} else if (k == m1) {
-			if (t->pt[i].rank < r1)
-				r1 = t->pt[i].rank;
-		} else if (k < m2) {
-			m2 = k;
-		}
-	}
-	nd->min1 = m1;
-	nd->min2 = m2;
-	nd->rank1 = r1;
-	nd->s_min = s_min;
-	nd->s_max = s_max;
-	nd->e_min = e_min;
-	nd->e_max = e_max;
+	node_empty(&nd);
+	for (size_t i = lo; i < hi; i++)
+		if (t->pt[i].key != KEY_NONE)
+			node_add(&nd, &t->pt[i], t->pt[i].key);
+	nd.right = t->node[x].right;
+	t->node[x] = nd;
 }
 
 /* Raises a leaf's points that are below its smallest key (it was raised as a
@@ -216,6 +220,36 @@ static size_t build(struct kd_tree *t, size_t x, size_t lo, size_t hi, uint32_t 
 	return end;
 }
 
+/* leaf_push, the raise below and leaf_pull in one pass over a leaf's points:
+ * each point takes the leaf's smallest key if below it, then c if in the
+ * quadrant (or KEY_NONE if it is the one placed), and the leaf's keys and box
+ * are summed up as they go. Leaves are most of an update's cost. */
+static void leaf_raise(struct kd_tree *t, size_t x, size_t lo, size_t hi, uint32_t before,
+		       uint32_t after, uint64_t c, size_t place)
+{
+	const uint64_t floor = t->node[x].min1;
+	struct kd_node nd;
+
+	node_empty(&nd);
+	for (size_t i = lo; i < hi; i++) {
+		struct kd_point *p = &t->pt[i];
+		uint64_t k = p->key;
+		if (k == KEY_NONE)
+			continue;
+		if (k < floor)
+			k = floor;
+		if (i == place)
+			k = KEY_NONE;
+		else if (k < c && p->s < before && p->e > after)
+			k = c;
+		p->key = k;
+		if (k != KEY_NONE)
+			node_add(&nd, p, k);
+	}
+	nd.right = t->node[x].right;
+	t->node[x] = nd;
+}
+
 /* key = max(key, c) for every unplaced point with s < before and e > after; the
  * point at position place (SIZE_MAX: none) is marked placed on the way, which
  * saves bringing its path up to date twice. */
@@ -234,15 +268,7 @@ static void raise_quadrant(struct kd_tree *t, size_t x, size_t lo, size_t hi, ui
 		}
 	}
 	if (is_leaf(lo, hi)) {
-		leaf_push(t, x, lo, hi);
-		if (on_path)
-			t->pt[place].key = KEY_NONE;
-		for (size_t i = lo; i < hi; i++) {
-			struct kd_point *p = &t->pt[i];
-			if (p->key < c && p->s < before && p->e > after)
-				p->key = c; /* a placed point's KEY_NONE is never below c */
-		}
-		leaf_pull(t, x, lo, hi);
+		leaf_raise(t, x, lo, hi, before, after, c, place);
 		return;
 	}
 	size_t mid = lo + (hi - lo) / 2;
