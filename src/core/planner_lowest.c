@@ -227,7 +227,7 @@ static size_t build(struct kd_tree *t, size_t x, size_t lo, size_t hi, uint32_t 
 static void leaf_raise(struct kd_tree *t, size_t x, size_t lo, size_t hi, uint32_t before,
 		       uint32_t after, uint64_t c, size_t place)
 {
-	const uint64_t floor = t->node[x].min1;
+	const uint64_t tag = t->node[x].min1;
 	struct kd_node nd;
 
 	node_empty(&nd);
@@ -236,8 +236,8 @@ static void leaf_raise(struct kd_tree *t, size_t x, size_t lo, size_t hi, uint32
 		uint64_t k = p->key;
 		if (k == KEY_NONE)
 			continue;
-		if (k < floor)
-			k = floor;
+		if (k < tag)
+			k = tag;
 		if (i == place)
 			k = KEY_NONE;
 		else if (k < c && p->s < before && p->e > after)
