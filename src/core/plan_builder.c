@@ -187,20 +187,18 @@ static int number_regions(const struct plan_entry *entries, uint64_t n, uint32_t
 	return 0;
 }
 
-/* Sets *least to the fewest bytes any packing of entries[0..n) can take: the
- * most bytes their blocks hold at once or, with thread regions, the sum of each
- * region's most, since regions never share bytes. */
-static int least_arena(const struct plan_entry *entries, uint64_t n, uint32_t site_count,
-		       bool regions, uint64_t *least)
+/* Sets *least to the fewest bytes any packing of entries[0..n) can take, entry i
+ * being in region[i] of count: the sum of each region's most bytes live at
+ * once, since regions never share bytes (one region: the blocks' peak). */
+static int least_arena(const struct plan_entry *entries, uint64_t n, const uint32_t *region,
+		       uint32_t count, uint64_t *least)
 {
-	uint32_t *region = calloc(n ? n : 1, sizeof(*region)), count = 1, *vals = NULL;
 	struct block *blocks = malloc((n ? n : 1) * sizeof(*blocks));
 	uint64_t *live = NULL, *peak = NULL, *keys = NULL;
+	uint32_t *vals = NULL;
 	size_t m = 0;
-	int r = region && blocks ? 0 : -ENOMEM;
+	int r = blocks ? 0 : -ENOMEM;
 
-	if (r == 0 && regions)
-		r = number_regions(entries, n, site_count, region, &count);
 	if (r == 0) {
 		live = calloc(count ? count : 1, sizeof(*live));
 		peak = calloc(count ? count : 1, sizeof(*peak));
@@ -226,7 +224,6 @@ static int least_arena(const struct plan_entry *entries, uint64_t n, uint32_t si
 		for (uint32_t g = 0; g < count; g++)
 			*least += peak[g];
 	}
-	free(region);
 	free(blocks);
 	free(keys);
 	free(vals);
@@ -316,38 +313,38 @@ static int by_count_desc(const void *a, const void *b)
 	return (x->region > y->region) - (x->region < y->region);
 }
 
-/* Re-plans entries[0..n) region by region (number_regions), each packed on its
+/* Re-plans entries[0..n), entry i being in region[i] of count (number_regions),
+ * region by region, each packed on its
  * own and laid after the previous one at a multiple of its largest alignment, so
  * that no two regions ever share bytes. Each region gets a share of the time
  * budget in proportion to its entries, and regions are packed side by side on
  * the planner's threads: a program's threads make as many regions, each
  * about as big, and the quick pass alone takes seconds on a few hundred
  * thousand blocks. */
-static int plan_regions(struct plan_entry *entries, uint64_t n, uint32_t site_count,
-			const struct planner_options *opt, struct plan_image_record *rec)
+static int plan_regions(struct plan_entry *entries, uint64_t n, const uint32_t *region,
+			uint32_t count, const struct planner_options *opt,
+			struct plan_image_record *rec)
 {
-	uint32_t *region = malloc((n ? n : 1) * sizeof(*region)), count = 0, *by_size = NULL;
+	uint32_t *by_size = NULL;
 	struct region_size *sizes = NULL;
 	uint64_t *first = NULL, *order = NULL, *index = NULL, end = 0;
 	struct plan_entry *sub = NULL;
 	struct region_job *job = NULL;
 	struct block *blocks = NULL;
-	int r = region ? number_regions(entries, n, site_count, region, &count) : -ENOMEM;
+	int r = 0;
 
-	if (r == 0) {
-		first = calloc((size_t)count + 1, sizeof(*first));
-		order = malloc((n ? n : 1) * sizeof(*order));
-		index = malloc((n ? n : 1) * sizeof(*index));
-		sub = malloc((n ? n : 1) * sizeof(*sub));
-		blocks = malloc((n ? n : 1) * sizeof(*blocks));
-		job = calloc(count ? count : 1, sizeof(*job));
-		by_size = malloc((count ? count : 1) * sizeof(*by_size));
-		sizes = malloc((count ? count : 1) * sizeof(*sizes));
-		if (!first || !order || !index || !sub || !blocks || !job || !by_size || !sizes)
-			r = -ENOMEM;
-	}
-	if (r < 0)
+	first = calloc((size_t)count + 1, sizeof(*first));
+	order = malloc((n ? n : 1) * sizeof(*order));
+	index = malloc((n ? n : 1) * sizeof(*index));
+	sub = malloc((n ? n : 1) * sizeof(*sub));
+	blocks = malloc((n ? n : 1) * sizeof(*blocks));
+	job = calloc(count ? count : 1, sizeof(*job));
+	by_size = malloc((count ? count : 1) * sizeof(*by_size));
+	sizes = malloc((count ? count : 1) * sizeof(*sizes));
+	if (!first || !order || !index || !sub || !blocks || !job || !by_size || !sizes) {
+		r = -ENOMEM;
 		goto out;
+	}
 	/* Entries grouped by region, in entry order within each (a counting sort). */
 	for (uint64_t i = 0; i < n; i++)
 		first[region[i] + 1]++;
@@ -413,7 +410,6 @@ static int plan_regions(struct plan_entry *entries, uint64_t n, uint32_t site_co
 	r = planner_lower_bound(blocks, (size_t)n, &rec->lower_bound_bytes);
 	rec->arena_bytes = end;
 out:
-	free(region);
 	free(first);
 	free(order);
 	free(index);
@@ -474,16 +470,21 @@ int plan_builder_replan(struct plan_image *image, const struct planner_options *
 	/* A layout already where the planner would stop keeps its offsets: the
 	 * quick pass alone takes a second or two on a few hundred thousand blocks. */
 	const bool regions = image->record.flags & PLAN_IMAGE_THREAD_REGIONS;
+	uint32_t *region = calloc(n + p ? n + p : 1, sizeof(*region)), count = 1;
 	uint64_t least;
-	r = least_arena(entries, n + p, image->record.site_count, regions, &least);
+	r = region ? 0 : -ENOMEM;
+	if (r == 0 && regions)
+		r = number_regions(entries, n + p, image->record.site_count, region, &count);
+	if (r == 0)
+		r = least_arena(entries, n + p, region, count, &least);
 	if (r == -EINVAL) { /* times no recording makes: planned as they come */
 		r = 0;
 		least = 0;
 	}
 	if (r == 0 && image->record.arena_bytes > least + (uint64_t)((double)least * slack_of(opt)))
-		r = regions ? plan_regions(entries, n + p, image->record.site_count, opt,
-					   &image->record)
+		r = regions ? plan_regions(entries, n + p, region, count, opt, &image->record)
 			    : plan_entries(entries, n + p, opt, &image->record);
+	free(region);
 	if (r < 0) {
 		free(entries);
 		free(chunks);
