@@ -242,9 +242,15 @@ struct region_job {
 	int ret;
 };
 
+/* A region's entry count and index, to order the jobs by. */
+struct region_size {
+	uint64_t count;
+	uint32_t region;
+};
+
 struct region_jobs {
 	struct region_job *job;
-	const uint32_t *by_size; /* job indices, most entries first */
+	const struct region_size *order; /* the regions, most entries first */
 	uint32_t count;
 	_Atomic uint32_t next;
 };
@@ -255,7 +261,7 @@ static void *region_worker(void *arg)
 	uint32_t k;
 
 	while ((k = atomic_fetch_add(&jobs->next, 1)) < jobs->count) {
-		struct region_job *j = &jobs->job[jobs->by_size[k]];
+		struct region_job *j = &jobs->job[jobs->order[k].region];
 		j->ret = plan_entries(j->entries, j->count, j->with_planner ? &j->opt : NULL,
 				      &j->packed);
 	}
@@ -298,12 +304,6 @@ static void relay_region_progress(void *ctx, uint64_t best_bytes, uint64_t lower
 	pthread_mutex_unlock(&rp->lock);
 }
 
-/* A region's entry count and index, to order the jobs by. */
-struct region_size {
-	uint64_t count;
-	uint32_t region;
-};
-
 static int by_count_desc(const void *a, const void *b)
 {
 	const struct region_size *x = a, *y = b;
@@ -325,7 +325,6 @@ static int plan_regions(struct plan_entry *entries, uint64_t n, const uint32_t *
 			uint32_t count, const struct planner_options *opt,
 			struct plan_image_record *rec)
 {
-	uint32_t *by_size = NULL;
 	struct region_size *sizes = NULL;
 	uint64_t *first = NULL, *order = NULL, *index = NULL, end = 0;
 	struct plan_entry *sub = NULL;
@@ -339,9 +338,8 @@ static int plan_regions(struct plan_entry *entries, uint64_t n, const uint32_t *
 	sub = malloc((n ? n : 1) * sizeof(*sub));
 	blocks = malloc((n ? n : 1) * sizeof(*blocks));
 	job = calloc(count ? count : 1, sizeof(*job));
-	by_size = malloc((count ? count : 1) * sizeof(*by_size));
 	sizes = malloc((count ? count : 1) * sizeof(*sizes));
-	if (!first || !order || !index || !sub || !blocks || !job || !by_size || !sizes) {
+	if (!first || !order || !index || !sub || !blocks || !job || !sizes) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -389,9 +387,7 @@ static int plan_regions(struct plan_entry *entries, uint64_t n, const uint32_t *
 		}
 	}
 	qsort(sizes, count, sizeof(*sizes), by_count_desc);
-	for (uint32_t k = 0; k < count; k++)
-		by_size[k] = sizes[k].region;
-	struct region_jobs jobs = {.job = job, .by_size = by_size, .count = count};
+	struct region_jobs jobs = {.job = job, .order = sizes, .count = count};
 	region_jobs_run(&jobs, count > 1 ? threads : 1);
 	for (uint32_t g = 0; g < count && r == 0; g++) {
 		const struct region_job *j = &job[g];
@@ -415,7 +411,6 @@ out:
 	free(index);
 	free(sub);
 	free(job);
-	free(by_size);
 	free(sizes);
 	free(blocks);
 	return r;
