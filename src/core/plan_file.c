@@ -962,15 +962,18 @@ static int read_failed(char *why, size_t why_len, int r)
 		    r == -EIO ? "the file was cut short" : strerror(-r));
 }
 
-/* The checksum of the file open at fd, of len bytes, read in chunks. */
+/* The checksum of the file open at fd, of len bytes, read in chunks. The
+ * chunk is a mapping of its own, unmapped after: from malloc, in a replayed
+ * process's start-up, it would stay in libc's heap, resident for the whole
+ * run. */
 static int hash_file(int fd, uint64_t len, uint64_t *hash)
 {
 	enum { CHUNK = 64 * 1024 };
-	char *chunk = malloc(CHUNK);
+	char *chunk = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct hash64_stream state;
 	int r = 0;
 
-	if (!chunk)
+	if (chunk == MAP_FAILED)
 		return -ENOMEM;
 	hash64_begin(&state);
 	for (uint64_t at = CHECKSUM_START; r == 0 && at < len;) {
@@ -979,7 +982,7 @@ static int hash_file(int fd, uint64_t len, uint64_t *hash)
 		hash64_add(&state, chunk, (size_t)n);
 		at += n;
 	}
-	free(chunk);
+	munmap(chunk, CHUNK);
 	*hash = hash64_end(&state);
 	return r;
 }
