@@ -1015,9 +1015,6 @@ int plan_file_read_index(int fd, uint64_t len, bool verify, void **out, char *wh
 	if (r == 0 &&
 	    !table_fits(h->images_offset, h->image_count, sizeof(struct plan_image_record), len))
 		r = fail(why, why_len, -EINVAL, "image table out of bounds");
-	if (r == 0 && (r = read_table(fd, buf, len, h->images_offset, h->image_count,
-				      sizeof(struct plan_image_record))) < 0)
-		read_failed(why, why_len, r);
 	if (r == 0 && verify && (r = hash_file(fd, len, &hash)) < 0)
 		read_failed(why, why_len, r);
 	if (r == 0 && verify && hash != h->checksum)
@@ -1030,12 +1027,39 @@ int plan_file_read_index(int fd, uint64_t len, bool verify, void **out, char *wh
 	return 0;
 }
 
+int plan_file_read_records(int fd, const void *buf, uint32_t first, uint32_t count,
+			   struct plan_image_record *out)
+{
+	const struct plan_file_header *h = buf;
+
+	if (first > h->image_count || count > h->image_count - first)
+		return -EINVAL;
+	return pread_all(fd, out, (uint64_t)count * sizeof(*out),
+			 h->images_offset + (uint64_t)first * sizeof(*out));
+}
+
+/* Reads the record of image i into buf, at its offset. */
+static int read_record(int fd, char *buf, uint32_t i, char *why, size_t why_len)
+{
+	const struct plan_file_header *h = (const void *)buf;
+	int r;
+
+	if (i >= h->image_count)
+		return fail(why, why_len, -EINVAL, "image %u: no such image", i);
+	r = pread_all(fd, (void *)image_record(buf, i), sizeof(struct plan_image_record),
+		      h->images_offset + (uint64_t)i * sizeof(struct plan_image_record));
+	return r < 0 ? read_failed(why, why_len, r) : 0;
+}
+
 int plan_file_read_image_strings(int fd, void *buf, uint64_t len, uint32_t i, char *why,
 				 size_t why_len)
 {
 	const struct plan_image_record *rec = image_record(buf, i);
 	int r;
 
+	r = read_record(fd, buf, i, why, why_len);
+	if (r < 0)
+		return r;
 	if (!table_fits(rec->strings_offset, rec->strings_bytes, 1, len))
 		return fail(why, why_len, -EINVAL, "image %u: table out of bounds", i);
 	r = read_table(fd, buf, len, rec->strings_offset, rec->strings_bytes, 1);
@@ -1048,7 +1072,11 @@ int plan_file_read_image_strings(int fd, void *buf, uint64_t len, uint32_t i, ch
 
 int plan_file_read_image(int fd, void *buf, uint64_t len, uint32_t i, char *why, size_t why_len)
 {
-	int r = read_image_tables(fd, buf, len, image_record(buf, i), false);
+	int r = read_record(fd, buf, i, why, why_len);
+
+	if (r < 0)
+		return r;
+	r = read_image_tables(fd, buf, len, image_record(buf, i), false);
 
 	if (r < 0)
 		return read_failed(why, why_len, r);

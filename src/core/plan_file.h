@@ -338,35 +338,43 @@ int plan_file_validate_streaming(const void *buf, size_t len, char *why, size_t 
 int plan_file_validate_tables(const void *buf, size_t len, char *why, size_t why_len,
 			      const struct plan_file_stream *stream);
 
-/* Reads the header and the image table of the plan file open at fd, of len
- * bytes (its size when opened), into a fresh anonymous mapping of len bytes, each
- * at its offset in the file, and, if verify, verifies the checksum over the
+/* Reads the header of the plan file open at fd, of len bytes (its size when
+ * opened), into a fresh anonymous mapping of len bytes, checks that the image
+ * table lies inside the file, and, if verify, verifies the checksum over the
  * whole file, streamed through a small buffer (a caller that knows the file
- * passed already need not). The images' tables are read only when asked
- * for (plan_file_read_image_strings, plan_file_read_image): a process replays
- * one image, and a plan recorded through a shell script or make has hundreds,
- * which every process read and checked before (pages never written cost no
- * memory). Everything is read with pread: a file truncated or rewritten meanwhile
- * gives an error or a checksum mismatch, never SIGBUS as a file mapping would,
- * and nothing that was read can change afterwards. Returns 0 with *buf (give it
- * back with plan_file_unmap), or a negative errno and a one-line reason in why.
- * May allocate. */
+ * passed already need not). The image records are read only when asked for
+ * (plan_file_read_records, into the caller's memory, and the two below, into
+ * the buffer), and so are the images' tables: a process replays one image,
+ * and a plan recorded through a shell script or make has hundreds, whose
+ * records alone (304 bytes each) were 57 KiB of every process's resident set
+ * (pages never written cost no memory). Everything is read with pread: a file
+ * truncated or rewritten meanwhile gives an error or a checksum mismatch, never
+ * SIGBUS as a file mapping would, and nothing that was read can change
+ * afterwards. Returns 0 with *buf (give it back with plan_file_unmap), or a
+ * negative errno and a one-line reason in why. May allocate. */
 int plan_file_read_index(int fd, uint64_t len, bool verify, void **buf, char *why,
 			 size_t why_len);
 
-/* Reads the string table of image i (< the header's image_count) of buf, from
- * plan_file_read_index, and checks that it holds the image's arguments: what
- * choosing an image by its arguments reads. Returns 0 or a negative errno and
- * a one-line reason in why. */
+/* Copies the records of images [first, first + count) of the file open at fd
+ * into out, for the header in buf (from plan_file_read_index). Their fields
+ * are as the file says: unchecked. Returns 0, -EINVAL if the range is past the
+ * image table, or a read error (-EIO if the file was cut short). */
+int plan_file_read_records(int fd, const void *buf, uint32_t first, uint32_t count,
+			   struct plan_image_record *out);
+
+/* Reads the record and the string table of image i (< the header's
+ * image_count) into buf, from plan_file_read_index, and checks that the table
+ * holds the image's arguments: what choosing an image by its arguments reads.
+ * Returns 0 or a negative errno and a one-line reason in why. */
 int plan_file_read_image_strings(int fd, void *buf, uint64_t len, uint32_t i, char *why,
 				 size_t why_len);
 
-/* Reads every table of image i of buf but its symbols and its entries, and
- * checks them as plan_file_validate_tables does: a buffer that passes can be
- * indexed for image i (plan_file_image) like a fully validated one, but for
- * its symbols (their tables lie inside the file, unread: zero), and each block
- * of entries must be checked when it is decoded.
- * The file must be the one plan_file_read_index read (the caller checks that
+/* Reads the record and every table of image i into buf but its symbols and
+ * its entries, and checks them as plan_file_validate_tables does: a buffer
+ * that passes can be indexed for image i (plan_file_image) like a fully
+ * validated one, but for its symbols (their tables lie inside the file,
+ * unread: zero), and each block of entries must be checked when it is
+ * decoded. The file must be the one plan_file_read_index read (the caller checks that
  * it is, by its identity). Returns 0 or a negative errno and a one-line reason
  * in why. */
 int plan_file_read_image(int fd, void *buf, uint64_t len, uint32_t i, char *why, size_t why_len);

@@ -172,15 +172,26 @@ static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *fr
 
 struct entry_window;
 
-/* The plan's index (its header and image table) and the tables of the image
- * being set up, read into memory of memplan's own (plan_file_read_index: never
- * a mapping of the file, which a program that truncates or rewrites the plan
- * while it runs would turn into SIGBUS); the image's tables are given back once
- * it is set up, the index stays for forked children; the plan's descriptor for
+/* The plan's header, and the record and tables of the image being set up,
+ * read into memory of memplan's own (plan_file_read_index: never a mapping of
+ * the file, which a program that truncates or rewrites the plan while it runs
+ * would turn into SIGBUS); the image's are given back once it is set up, the
+ * header stays for forked children; the plan's descriptor for
  * reading entries (read_entry), with where each site's blocks of encoded
  * entries lie; and what replay needs of each site. */
 static const char *plan_map;
 static uint64_t plan_bytes;
+
+/* What choosing an image reads of each image's record (find_image,
+ * sibling_image), copied at start-up and kept for forked children: the
+ * records themselves are 304 bytes each, and a plan recorded through a shell
+ * script has hundreds. */
+struct image_key {
+	uint64_t exe_key, args_key, entry_count;
+	uint32_t site_count, flags, fork_ordinal;
+};
+static struct image_key *image_keys; /* the header's image_count */
+
 static uint64_t staged_at, staged_bytes; /* staging_bytes, below */
 struct site_plan {
 	uint64_t entries;
@@ -233,8 +244,40 @@ static void plan_identity_text(const struct stat *st, char *out, size_t cap)
 	out[at] = '\0';
 }
 
-/* Reads the plan's index, its checksum verified unless an ancestor did it for
- * this very file; returns it or NULL after reporting. */
+/* Fills image_keys from the records of the plan open at fd, whose header
+ * buf holds, a few records at a time. Returns 0 or a negative errno. */
+static int read_image_keys(int fd, const void *buf)
+{
+	const uint32_t n = plan_file_header(buf)->image_count;
+	struct plan_image_record records[8];
+	int r = 0;
+
+	image_keys = __libc_malloc((n ? n : 1) * sizeof(*image_keys));
+	if (!image_keys)
+		return -ENOMEM;
+	for (uint32_t first = 0; r == 0 && first < n; first += 8) {
+		uint32_t count = n - first < 8 ? n - first : 8;
+		r = plan_file_read_records(fd, buf, first, count, records);
+		for (uint32_t k = 0; r == 0 && k < count; k++)
+			image_keys[first + k] = (struct image_key){
+			    .exe_key = records[k].exe_key,
+			    .args_key = records[k].args_key,
+			    .entry_count = records[k].entry_count,
+			    .site_count = records[k].site_count,
+			    .flags = records[k].flags,
+			    .fork_ordinal = records[k].fork_ordinal,
+			};
+	}
+	if (r < 0) {
+		__libc_free(image_keys);
+		image_keys = NULL;
+	}
+	return r;
+}
+
+/* Reads the plan's header and its images' keys, its checksum verified unless
+ * an ancestor did it for this very file; returns the buffer or NULL after
+ * reporting. */
 static const void *map_plan(void)
 {
 	const char *path = preload_config.plan_path;
@@ -262,6 +305,14 @@ static const void *map_plan(void)
 		log_error(path, ": ", why, "; running on libc", NULL);
 		return NULL;
 	}
+	r = read_image_keys(fd, tables);
+	if (r < 0) {
+		plan_file_unmap(tables, (uint64_t)st.st_size);
+		close(fd);
+		log_error(path, ": cannot read its images: ", strerror(-r), "; running on libc",
+			  NULL);
+		return NULL;
+	}
 	if (verify)
 		setenv(PLAN_CHECKED_ENV, identity, 1);
 	plan_fd = fd; /* until the image is read (plan_descriptor_close) */
@@ -284,17 +335,12 @@ static void give_back_pages(uint64_t from, uint64_t to)
 		madvise((char *)plan_map + from, to - from, MADV_DONTNEED);
 }
 
-/* Gives back the tables of the image just set up (what replay needs of them
- * is copied, its record too), all but the plan's index, which a forked child
- * chooses its image from without reading and hashing the plan again. */
+/* Gives back the record and tables of the image just set up (what replay
+ * needs of them is copied), all but the plan's header: with image_keys, a
+ * forked child chooses its image without reading and hashing the plan again. */
 static void drop_tables(void)
 {
-	const struct plan_file_header *h = plan_file_header(plan_map);
-	const uint64_t index_end =
-	    h->images_offset + (uint64_t)h->image_count * sizeof(struct plan_image_record);
-
-	give_back_pages(sizeof(*h), h->images_offset);
-	give_back_pages(index_end, plan_bytes);
+	give_back_pages(sizeof(struct plan_file_header), plan_bytes);
 }
 
 static int plan_descriptor(void);
@@ -315,6 +361,8 @@ static void unmap_plan(void)
 {
 	plan_file_unmap((void *)plan_map, plan_bytes);
 	plan_map = NULL;
+	__libc_free(image_keys);
+	image_keys = NULL;
 	plan_descriptor_close();
 }
 
@@ -339,7 +387,7 @@ static bool read_image(uint32_t i, bool strings_only)
 	return r == 0;
 }
 
-/* The record of image i of the plan's index. */
+/* The record of image i, once read_image read it. */
 static const struct plan_image_record *image_record(uint32_t i)
 {
 	const struct plan_file_header *h = plan_file_header(plan_map);
@@ -365,7 +413,7 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 
 	*unreadable = false;
 	for (uint32_t i = 0; i < h->image_count && how != MATCH_EXACT; i++) {
-		const struct plan_image_record *rec = image_record(i);
+		const struct image_key *rec = &image_keys[i];
 		if (rec->exe_key == id->exe_key && rec->args_key == id->args_key) {
 			best = i;
 			how = MATCH_EXACT;
@@ -374,16 +422,17 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 	/* The strings of the others are read only when no image is exact (a
 	 * script's `head -n N` for 120 values of N has 120 images). */
 	for (uint32_t i = 0; i < h->image_count && how != MATCH_EXACT; i++) {
-		const struct plan_image_record *rec = image_record(i);
-		if (rec->exe_key != id->exe_key)
+		const struct image_key *key = &image_keys[i];
+		if (key->exe_key != id->exe_key)
 			continue;
-		if ((rec->flags & PLAN_IMAGE_FORKED) != forked ||
-		    (forked && rec->fork_ordinal != id->fork_ordinal))
+		if ((key->flags & PLAN_IMAGE_FORKED) != forked ||
+		    (forked && key->fork_ordinal != id->fork_ordinal))
 			continue;
 		if (!read_image(i, true)) {
 			*unreadable = true;
 			return MATCH_NONE;
 		}
+		const struct plan_image_record *rec = image_record(i);
 		uint32_t d = image_args_distance(plan_map + rec->strings_offset + rec->args_offset,
 						 rec->args_bytes, id->args, id->args_bytes);
 		if (d < best_distance) {
@@ -425,7 +474,7 @@ static uint32_t sibling_image(void)
 	for (uint32_t o = 0; o <= IMAGE_FORKS_KEPT; o++)
 		of[o] = UINT32_MAX;
 	for (uint32_t i = 0; i < h->image_count; i++) {
-		const struct plan_image_record *rec = image_record(i);
+		const struct image_key *rec = &image_keys[i];
 		uint32_t o = rec->fork_ordinal;
 		if (rec->exe_key == image.record.exe_key && rec->flags & PLAN_IMAGE_FORKED && o &&
 		    o <= IMAGE_FORKS_KEPT && of[o] == UINT32_MAX &&
@@ -439,11 +488,11 @@ static uint32_t sibling_image(void)
 	if (id->fork_ordinal <= last)
 		return UINT32_MAX;
 #define SAME(a, b)                                                                                 \
-	(of[a] == UINT32_MAX ? of[b] == UINT32_MAX                                                 \
-			     : of[b] != UINT32_MAX &&                                              \
-				   image_record(of[a])->entry_count ==                             \
-				       image_record(of[b])->entry_count &&                         \
-				   image_record(of[a])->site_count == image_record(of[b])->site_count)
+	(of[a] == UINT32_MAX                                                                       \
+	     ? of[b] == UINT32_MAX                                                                 \
+	     : of[b] != UINT32_MAX &&                                                              \
+		   image_keys[of[a]].entry_count == image_keys[of[b]].entry_count &&               \
+		   image_keys[of[a]].site_count == image_keys[of[b]].site_count)
 	for (uint32_t p = 1; p <= last / 2; p++) {
 		bool turn = true;
 		for (uint32_t o = last - p + 1; turn && o <= last; o++)

@@ -61,6 +61,9 @@ static void read_as_replay(const void *buf, size_t size, bool sound)
 	}
 	const struct plan_file_header *h = plan_file_header(index);
 	for (uint32_t i = 0; i < h->image_count; i++) {
+		struct plan_image_record rec;
+		if (plan_file_read_records(fd, index, i, 1, &rec) < 0)
+			abort(); /* the index said the table lies inside the file */
 		int r = plan_file_read_image_strings(fd, index, size, i, why, sizeof(why));
 		if (r == 0)
 			r = plan_file_read_image(fd, index, size, i, why, sizeof(why));

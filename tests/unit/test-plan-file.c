@@ -3,10 +3,13 @@
  * hostile input (with a valid checksum, so the structural checks themselves are
  * what is tested). Hostile entries are encoded by the test itself and handed to
  * the writer as an already encoded image, which it writes without checking
- * them, as it does for images it read. */
+ * them, as it does for images it read. And replay's way of reading a plan:
+ * a record at a time. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -432,6 +435,65 @@ static void test_frame_sizes(void)
 	free(buf);
 }
 
+/* Replay's reading: the index holds the header only; records come one at a
+ * time (plan_file_read_records, or into the buffer with the image's tables),
+ * so a plan of many images costs a process none of the others' records. */
+static void test_read_as_replay(void)
+{
+	enum { IMAGES = 40 }; /* 12,160 bytes of records: three pages and more */
+	struct plan_image ims[IMAGES];
+	struct plan_image_record rec[IMAGES];
+	char why[256];
+	void *buf, *index;
+	size_t len;
+	int fd = memfd_create("plan", 0);
+
+	for (uint32_t i = 0; i < IMAGES; i++) {
+		ims[i] = make_image();
+		ims[i].record.exe_key = 1000 + i;
+		ims[i].record.args_key = 2000 + i;
+	}
+	CHECK(fd >= 0);
+	CHECK(plan_file_serialize(ims, IMAGES, 5, &buf, &len) == 0);
+	CHECK(pwrite(fd, buf, len, 0) == (ssize_t)len);
+	CHECK(plan_file_read_index(fd, len, true, &index, why, sizeof(why)) == 0);
+	const struct plan_file_header *h = plan_file_header(index);
+	CHECK_EQ_U64(h->image_count, IMAGES);
+	/* Not one record read: they are zero. */
+	static const struct plan_image_record zero;
+	for (uint32_t i = 0; i < IMAGES; i++)
+		CHECK(memcmp((char *)index + h->images_offset + i * sizeof(zero), &zero,
+			     sizeof(zero)) == 0);
+	CHECK(plan_file_read_records(fd, index, 0, IMAGES, rec) == 0);
+	for (uint32_t i = 0; i < IMAGES; i++) {
+		CHECK_EQ_U64(rec[i].exe_key, 1000 + i);
+		CHECK_EQ_U64(rec[i].args_key, 2000 + i);
+	}
+	CHECK(plan_file_read_records(fd, index, IMAGES - 1, 1, rec) == 0);
+	CHECK_EQ_U64(rec[0].exe_key, 1000 + IMAGES - 1);
+	CHECK(plan_file_read_records(fd, index, IMAGES - 1, 2, rec) == -EINVAL);
+	CHECK(plan_file_read_records(fd, index, IMAGES + 1, 0, rec) == -EINVAL);
+	/* One image read in full, as replay sets it up. */
+	struct plan_image back;
+	CHECK(plan_file_read_image_strings(fd, index, len, 17, why, sizeof(why)) == 0);
+	CHECK(plan_file_read_image(fd, index, len, 17, why, sizeof(why)) == 0);
+	plan_file_image(index, 17, &back);
+	CHECK_EQ_U64(back.record.exe_key, 1017);
+	CHECK(strcmp(back.strings + back.record.exe_path_offset, "/bin/prog") == 0);
+	CHECK(memcmp(back.sites, sites, sizeof(sites)) == 0);
+	const char *record_16 = (char *)index + h->images_offset + 16 * sizeof(zero);
+	CHECK(memcmp(record_16, &zero, sizeof(zero)) == 0);
+	CHECK(plan_file_read_image(fd, index, len, IMAGES, why, sizeof(why)) == -EINVAL);
+	/* A file cut short after the index was read: an error, not a crash. */
+	CHECK(ftruncate(fd, (off_t)(h->images_offset + 3 * sizeof(zero))) == 0);
+	CHECK(plan_file_read_records(fd, index, 0, IMAGES, rec) == -EIO);
+	CHECK(plan_file_read_image(fd, index, len, 30, why, sizeof(why)) < 0);
+	CHECK(why[0] && !strchr(why, '\n'));
+	plan_file_unmap(index, len);
+	free(buf);
+	close(fd);
+}
+
 int main(void)
 {
 	struct plan_image im = make_image(), back;
@@ -517,5 +579,6 @@ int main(void)
 
 	test_symbols();
 	test_frame_sizes();
+	test_read_as_replay();
 	return 0;
 }
