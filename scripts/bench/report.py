@@ -591,7 +591,7 @@ def main():
       "shows that cost with little else around it.")
     w("- A plan holds each call site's first 4096 occurrences exactly (16,384 if its "
       "blocks pile up), and what goes on past them as pools of slots or a tail of places (the plan-size table). Each "
-      "replayed process reads the plan's index and its own image's tables, and each call "
+      "replayed process reads the plan's image keys and its own image's tables, and each call "
       "site's entries with pread into a small window, so the plan adds little to the peak "
       "RSS; the rest of memplan's RSS above the arena is its own code and "
       "tables, libgcc's unwinder, and the allocations that went to libc.")
