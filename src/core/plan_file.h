@@ -343,8 +343,8 @@ int plan_file_validate_tables(const void *buf, size_t len, char *why, size_t why
  * table lies inside the file, and, if verify, verifies the checksum over the
  * whole file, streamed through a small buffer (a caller that knows the file
  * passed already need not). The image records are read only when asked for
- * (plan_file_read_records, into the caller's memory, and the two below, into
- * the buffer), and so are the images' tables: a process replays one image,
+ * (plan_file_read_records and plan_file_read_args, into the caller's memory,
+ * and plan_file_read_image, into the buffer), and so are the images' tables: a process replays one image,
  * and a plan recorded through a shell script or make has hundreds, whose
  * records alone (304 bytes each) were 57 KiB of every process's resident set
  * (pages never written cost no memory). Everything is read with pread: a file
@@ -362,12 +362,14 @@ int plan_file_read_index(int fd, uint64_t len, bool verify, void **buf, char *wh
 int plan_file_read_records(int fd, const void *buf, uint32_t first, uint32_t count,
 			   struct plan_image_record *out);
 
-/* Reads the record and the string table of image i (< the header's
- * image_count) into buf, from plan_file_read_index, and checks that the table
- * holds the image's arguments: what choosing an image by its arguments reads.
- * Returns 0 or a negative errno and a one-line reason in why. */
-int plan_file_read_image_strings(int fd, void *buf, uint64_t len, uint32_t i, char *why,
-				 size_t why_len);
+/* Copies the arguments of image i (argv, each argument NUL-terminated; at
+ * most cap bytes of them, *bytes) into args, once its record says they lie in
+ * its string table, inside the file open at fd, of len bytes, whose header buf
+ * holds (from plan_file_read_index): what choosing an image by its arguments
+ * reads, into memory the caller reuses for each image it compares. Returns 0
+ * or a negative errno and a one-line reason in why. */
+int plan_file_read_args(int fd, const void *buf, uint64_t len, uint32_t i, char *args,
+			uint32_t cap, uint32_t *bytes, char *why, size_t why_len);
 
 /* Reads the record and every table of image i into buf but its symbols and
  * its entries, and checks them as plan_file_validate_tables does: a buffer

@@ -370,30 +370,22 @@ static void unmap_plan(void)
  * does; a forked child goes on with its parent's image, silently. */
 static bool say_unreadable_image = true;
 
-/* Reads image i's tables (or only its strings) into the plan's buffer, from
- * the plan file as its index was read and checked; false if it cannot. */
-static bool read_image(uint32_t i, bool strings_only)
+/* Reads image i's record and tables into the plan's buffer (or only its
+ * arguments, into args, if args), from the plan file as its index was read
+ * and checked; false if it cannot. */
+static bool read_image(uint32_t i, char *args, uint32_t *args_bytes)
 {
 	char why[256] = "the file changed on disk";
 	int fd = plan_descriptor();
 	int r = fd < 0 ? -ESTALE
-		: strings_only
-		    ? plan_file_read_image_strings(fd, (void *)plan_map, plan_bytes, i, why,
-						   sizeof(why))
+		: args
+		    ? plan_file_read_args(fd, plan_map, plan_bytes, i, args, IMAGE_ARGS_MAX,
+					  args_bytes, why, sizeof(why))
 		    : plan_file_read_image(fd, (void *)plan_map, plan_bytes, i, why, sizeof(why));
 
 	if (r < 0 && say_unreadable_image)
 		log_error(preload_config.plan_path, ": ", why, "; running on libc", NULL);
 	return r == 0;
-}
-
-/* The record of image i, once read_image read it. */
-static const struct plan_image_record *image_record(uint32_t i)
-{
-	const struct plan_file_header *h = plan_file_header(plan_map);
-
-	return (const void *)(plan_map + h->images_offset +
-			      (uint64_t)i * sizeof(struct plan_image_record));
 }
 
 /* Sets *found to this process's image, its tables read: the first whose keys
@@ -402,7 +394,9 @@ static const struct plan_image_record *image_record(uint32_t i)
  * are nearest this process's (image_args_distance; the first of equals).
  * Returns how it was found: MATCH_NONE if no image is of this executable, or if
  * one could not be read (*unreadable, said). Only the images of this
- * executable are read, and only the strings of those it passes over. */
+ * executable are read, and only the arguments of those it passes over, into
+ * one buffer: read where they lie in the plan's, the 120 of a shell loop's
+ * `head -n N` touched 230 pages of it. */
 static enum image_match find_image(struct plan_image *found, bool *unreadable)
 {
 	const struct plan_file_header *h = plan_file_header(plan_map);
@@ -419,8 +413,10 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 			how = MATCH_EXACT;
 		}
 	}
-	/* The strings of the others are read only when no image is exact (a
+	/* The arguments of the others are read only when no image is exact (a
 	 * script's `head -n N` for 120 values of N has 120 images). */
+	char args[IMAGE_ARGS_MAX];
+	uint32_t args_bytes;
 	for (uint32_t i = 0; i < h->image_count && how != MATCH_EXACT; i++) {
 		const struct image_key *key = &image_keys[i];
 		if (key->exe_key != id->exe_key)
@@ -428,13 +424,11 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 		if ((key->flags & PLAN_IMAGE_FORKED) != forked ||
 		    (forked && key->fork_ordinal != id->fork_ordinal))
 			continue;
-		if (!read_image(i, true)) {
+		if (!read_image(i, args, &args_bytes)) {
 			*unreadable = true;
 			return MATCH_NONE;
 		}
-		const struct plan_image_record *rec = image_record(i);
-		uint32_t d = image_args_distance(plan_map + rec->strings_offset + rec->args_offset,
-						 rec->args_bytes, id->args, id->args_bytes);
+		uint32_t d = image_args_distance(args, args_bytes, id->args, id->args_bytes);
 		if (d < best_distance) {
 			best_distance = d;
 			best = i;
@@ -442,7 +436,7 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 	}
 	if (best == UINT32_MAX)
 		return MATCH_NONE;
-	if (!read_image(best, false)) {
+	if (!read_image(best, NULL, NULL)) {
 		*unreadable = true;
 		return MATCH_NONE;
 	}
@@ -1266,7 +1260,7 @@ void replay_after_fork_child(void)
 		how = find_image(&mine, &unreadable);
 	if (how == MATCH_NONE && plan_map && !unreadable) {
 		uint32_t sibling = sibling_image();
-		if (sibling != UINT32_MAX && read_image(sibling, false)) {
+		if (sibling != UINT32_MAX && read_image(sibling, NULL, NULL)) {
 			plan_file_image(plan_map, sibling, &mine);
 			how = MATCH_SIBLING;
 		}

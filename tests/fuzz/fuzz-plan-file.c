@@ -64,7 +64,10 @@ static void read_as_replay(const void *buf, size_t size, bool sound)
 		struct plan_image_record rec;
 		if (plan_file_read_records(fd, index, i, 1, &rec) < 0)
 			abort(); /* the index said the table lies inside the file */
-		int r = plan_file_read_image_strings(fd, index, size, i, why, sizeof(why));
+		char args[64];
+		uint32_t args_bytes;
+		int r = plan_file_read_args(fd, index, size, i, args, sizeof(args), &args_bytes, why,
+					    sizeof(why));
 		if (r == 0)
 			r = plan_file_read_image(fd, index, size, i, why, sizeof(why));
 		if (r < 0) {

@@ -459,7 +459,7 @@ static void test_read_as_replay(void)
 	CHECK(plan_file_read_index(fd, len, true, &index, why, sizeof(why)) == 0);
 	const struct plan_file_header *h = plan_file_header(index);
 	CHECK_EQ_U64(h->image_count, IMAGES);
-	/* Not one record read: they are zero. */
+	/* Not one record read: they are zero, and stay so. */
 	static const struct plan_image_record zero;
 	for (uint32_t i = 0; i < IMAGES; i++)
 		CHECK(memcmp((char *)index + h->images_offset + i * sizeof(zero), &zero,
@@ -473,16 +473,37 @@ static void test_read_as_replay(void)
 	CHECK_EQ_U64(rec[0].exe_key, 1000 + IMAGES - 1);
 	CHECK(plan_file_read_records(fd, index, IMAGES - 1, 2, rec) == -EINVAL);
 	CHECK(plan_file_read_records(fd, index, IMAGES + 1, 0, rec) == -EINVAL);
+	/* The arguments of one, into memory of the caller's, whole or cut. */
+	char args[16];
+	uint32_t args_bytes;
+	CHECK(plan_file_read_args(fd, index, len, 9, args, sizeof(args), &args_bytes, why,
+				  sizeof(why)) == 0);
+	CHECK_EQ_U64(args_bytes, 8);
+	CHECK(memcmp(args, "prog\0-x\0", 8) == 0);
+	CHECK(plan_file_read_args(fd, index, len, 9, args, 3, &args_bytes, why, sizeof(why)) == 0);
+	CHECK_EQ_U64(args_bytes, 3);
+	CHECK(plan_file_read_args(fd, index, len, IMAGES, args, sizeof(args), &args_bytes, why,
+				  sizeof(why)) == -EINVAL);
+	/* A record whose arguments run past its strings is refused. */
+	struct plan_image_record hostile = rec[0];
+	CHECK(plan_file_read_records(fd, index, 5, 1, &hostile) == 0);
+	hostile.args_bytes = (uint32_t)hostile.strings_bytes;
+	const off_t record_5 = (off_t)(h->images_offset + 5 * sizeof(hostile));
+	CHECK(pwrite(fd, &hostile, sizeof(hostile), record_5) == (ssize_t)sizeof(hostile));
+	CHECK(plan_file_read_args(fd, index, len, 5, args, sizeof(args), &args_bytes, why,
+				  sizeof(why)) == -EINVAL);
+	CHECK(strstr(why, "arguments out of bounds") != NULL);
 	/* One image read in full, as replay sets it up. */
 	struct plan_image back;
-	CHECK(plan_file_read_image_strings(fd, index, len, 17, why, sizeof(why)) == 0);
 	CHECK(plan_file_read_image(fd, index, len, 17, why, sizeof(why)) == 0);
 	plan_file_image(index, 17, &back);
 	CHECK_EQ_U64(back.record.exe_key, 1017);
 	CHECK(strcmp(back.strings + back.record.exe_path_offset, "/bin/prog") == 0);
 	CHECK(memcmp(back.sites, sites, sizeof(sites)) == 0);
-	const char *record_16 = (char *)index + h->images_offset + 16 * sizeof(zero);
-	CHECK(memcmp(record_16, &zero, sizeof(zero)) == 0);
+	for (uint32_t i = 0; i < IMAGES; i++)
+		if (i != 17)
+			CHECK(memcmp((char *)index + h->images_offset + i * sizeof(zero), &zero,
+				     sizeof(zero)) == 0);
 	CHECK(plan_file_read_image(fd, index, len, IMAGES, why, sizeof(why)) == -EINVAL);
 	/* A file cut short after the index was read: an error, not a crash. */
 	CHECK(ftruncate(fd, (off_t)(h->images_offset + 3 * sizeof(zero))) == 0);
