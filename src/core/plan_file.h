@@ -344,14 +344,15 @@ int plan_file_validate_tables(const void *buf, size_t len, char *why, size_t why
  * whole file, streamed through a small buffer (a caller that knows the file
  * passed already need not). The image records are read only when asked for
  * (plan_file_read_records and plan_file_read_args, into the caller's memory,
- * and plan_file_read_image, into the buffer), and so are the images' tables: a process replays one image,
- * and a plan recorded through a shell script or make has hundreds, whose
- * records alone (304 bytes each) were 57 KiB of every process's resident set
- * (pages never written cost no memory). Everything is read with pread: a file
- * truncated or rewritten meanwhile gives an error or a checksum mismatch, never
- * SIGBUS as a file mapping would, and nothing that was read can change
- * afterwards. Returns 0 with *buf (give it back with plan_file_unmap), or a
- * negative errno and a one-line reason in why. May allocate. */
+ * and plan_file_read_image, into the buffer), and so are the images' tables:
+ * a process replays one image, and a plan recorded through a shell script or
+ * make has hundreds, whose records alone (304 bytes each) were 57 KiB of
+ * every process's resident set (pages never written cost no memory).
+ * Everything is read with pread: a file truncated or rewritten meanwhile gives
+ * an error or a checksum mismatch, never SIGBUS as a file mapping would, and
+ * nothing that was read can change afterwards. Returns 0 with *buf (give it
+ * back with plan_file_unmap), or a negative errno and a one-line reason in
+ * why. May allocate. */
 int plan_file_read_index(int fd, uint64_t len, bool verify, void **buf, char *why,
 			 size_t why_len);
 
@@ -376,9 +377,9 @@ int plan_file_read_args(int fd, const void *buf, uint64_t len, uint32_t i, char 
  * that passes can be indexed for image i (plan_file_image) like a fully
  * validated one, but for its symbols (their tables lie inside the file,
  * unread: zero), and each block of entries must be checked when it is
- * decoded. The file must be the one plan_file_read_index read (the caller checks that
- * it is, by its identity). Returns 0 or a negative errno and a one-line reason
- * in why. */
+ * decoded. The file must be the one plan_file_read_index read (the caller
+ * checks that it is, by its identity). Returns 0 or a negative errno and a
+ * one-line reason in why. */
 int plan_file_read_image(int fd, void *buf, uint64_t len, uint32_t i, char *why, size_t why_len);
 
 /* Gives back a buffer from plan_file_read_index or plan_file_map. */

@@ -414,8 +414,10 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 		}
 	}
 	/* The arguments of the others are read only when no image is exact (a
-	 * script's `head -n N` for 120 values of N has 120 images). */
-	char args[IMAGE_ARGS_MAX];
+	 * script's `head -n N` for 120 values of N has 120 images). Static, not
+	 * on the stack: this runs at start-up and in a forked child, each with
+	 * one thread, and the thread that forks may have a small stack. */
+	static char args[IMAGE_ARGS_MAX];
 	uint32_t args_bytes;
 	for (uint32_t i = 0; i < h->image_count && how != MATCH_EXACT; i++) {
 		const struct image_key *key = &image_keys[i];
