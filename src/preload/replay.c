@@ -36,6 +36,7 @@
 #include "plan_file.h"
 #include "pool_slots.h"
 #include "real_libc.h"
+#include "site_misses.h"
 #include "spare.h"
 #include "strict.h"
 
@@ -51,6 +52,7 @@ enum miss_reason {
 	MISS_POOL_FULL,
 	MISS_COUNT
 };
+_Static_assert(MISS_COUNT <= SITE_MISS_REASONS, "a site's misses are counted by reason");
 
 static const char *const miss_names[MISS_COUNT] = {
     "no_plan",	      "size_unplanned", "unknown_site", "occurrence_beyond",
@@ -1172,6 +1174,7 @@ static void reset_counters(void)
 	memset(&shared_counters, 0, sizeof(shared_counters));
 	atomic_store(&libc_live_bytes, 0);
 	atomic_store(&libc_peak_bytes, 0);
+	site_misses_reset();
 }
 
 /* Forgets the image being replayed: its sites, windows and statistics. With one
@@ -1324,6 +1327,7 @@ static inline __attribute__((always_inline)) struct entry_window *caller_window(
 		w = window_of(site);
 		if (!w) {
 			miss(MISS_PLAN_UNREADABLE);
+			site_misses_note(site, image.record.site_count, MISS_PLAN_UNREADABLE);
 			return NULL;
 		}
 		if (cached_window)
@@ -1400,6 +1404,7 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 	}
 	if (!p) {
 		miss(why);
+		site_misses_note(w->site, image.record.site_count, why);
 		return NULL;
 	}
 	if (zero)
@@ -1769,6 +1774,33 @@ void replay_note_libc(int64_t bytes)
 		;
 }
 
+/* The sites that missed most, by their keys in the plan (memplan show --json
+ * names them so), each with its misses by reason: "missed_sites":
+ * {"0441b79c1a6051c3": {"pool_full": 3120}}. */
+static void write_missed_sites(struct json_line *j)
+{
+	struct site_misses_row top[SITE_MISSES_TOP];
+	unsigned n = site_misses_top(top);
+	char key[17];
+
+	json_key_object(j, "missed_sites");
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t k = 0;
+		for (uint32_t s = 0; s < sites_by_key_count; s++)
+			if (sites_by_key[s].index == top[i].site)
+				k = sites_by_key[s].key;
+		for (int d = 15; d >= 0; d--, k >>= 4)
+			key[d] = "0123456789abcdef"[k & 15];
+		key[16] = '\0';
+		json_key_object(j, key);
+		for (unsigned r = 0; r < MISS_COUNT; r++)
+			if (top[i].by_reason[r])
+				json_key_u64(j, miss_names[r], top[i].by_reason[r]);
+		json_end(j);
+	}
+	json_end(j);
+}
+
 void replay_finish(void)
 {
 	struct json_line j;
@@ -1808,6 +1840,8 @@ void replay_finish(void)
 	for (int i = 0; i < MISS_COUNT; i++)
 		json_key_u64(&j, miss_names[i], misses[i]);
 	json_end(&j);
+	if (have_image)
+		write_missed_sites(&j);
 	json_key_u64(&j, "arena_bytes", have_image ? image.record.arena_bytes : 0);
 	json_key_u64(&j, "lower_bound_bytes", have_image ? image.record.lower_bound_bytes : 0);
 	int64_t peak = atomic_load(&libc_peak_bytes);
