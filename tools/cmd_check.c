@@ -5,7 +5,8 @@
  * not be alive together, so their sum is none), growth against the paired
  * image of a baseline plan (plan_compare.h). Prints one line per limit
  * violated, naming the figure, the limit and the call sites that grew most
- * (or, without a baseline, that hold the most), and exits 1; else one line
+ * (or, without a baseline, that hold the most; below the hit rate, that
+ * missed most), and exits 1; else one line
  * saying the plan is within its limits, and exits 0. Growth is measured on the
  * requested peak: what the program asked for, not the planner's layout (the
  * arena) nor memplan's granule rounding (the lower bound), so it moves by
@@ -23,6 +24,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "json_print.h"
+#include "missed_sites.h"
 #include "plan_compare.h"
 #include "plan_file.h"
 #include "plan_summary.h"
@@ -71,8 +73,9 @@ static int usage(const char *why)
 	fprintf(out, "\n"
 		     "Checks a plan against limits, each process image on its own: one line per\n"
 		     "limit violated, naming the figure, the limit and the call sites that grew\n"
-		     "most (without a baseline: that hold the most). Exits 1 if any limit is\n"
-		     "violated (or a file cannot be read), 0 if none is, 2 on a usage error.\n"
+		     "most (without a baseline: that hold the most; below --min-hit-rate: that\n"
+		     "missed most). Exits 1 if any limit is violated (or a file cannot be\n"
+		     "read), 0 if none is, 2 on a usage error.\n"
 		     "At least one limit is needed; none is set by default.\n"
 		     "\n"
 		     "options:\n"
@@ -327,7 +330,50 @@ struct hit_totals {
 	char miss_name[STATS_MISS_KINDS][24];
 	uint64_t miss[STATS_MISS_KINDS];
 	uint32_t miss_kinds;
+	/* The sites the lines name, by key, misses summed; the executable of
+	 * the first line that named each, to find it in the plan. */
+	struct missed_total {
+		uint64_t key, misses;
+		char exe[256];
+	} *sites;
+	size_t site_count, site_cap;
+	bool out_of_memory;
 };
+
+static void add_missed_site(struct hit_totals *t, const struct stats_missed_site *m,
+			    const char *exe)
+{
+	size_t k = 0;
+
+	while (k < t->site_count && t->sites[k].key != m->key)
+		k++;
+	if (k == t->site_count) {
+		if (t->site_count == t->site_cap) {
+			size_t cap = t->site_cap ? 2 * t->site_cap : 16;
+			struct missed_total *grown = realloc(t->sites, cap * sizeof(*grown));
+			if (!grown) {
+				t->out_of_memory = true;
+				return;
+			}
+			t->sites = grown;
+			t->site_cap = cap;
+		}
+		t->sites[k].key = m->key;
+		t->sites[k].misses = 0;
+		snprintf(t->sites[k].exe, sizeof(t->sites[k].exe), "%s", exe);
+		t->site_count++;
+	}
+	t->sites[k].misses += m->misses;
+}
+
+static int by_missed_desc(const void *pa, const void *pb)
+{
+	const struct missed_total *a = pa, *b = pb;
+
+	if (a->misses != b->misses)
+		return a->misses < b->misses ? 1 : -1;
+	return (a->key > b->key) - (a->key < b->key);
+}
 
 static void add_line(const struct stats_line *line, void *ctx)
 {
@@ -348,14 +394,21 @@ static void add_line(const struct stats_line *line, void *ctx)
 		}
 		t->miss[k] += line->miss[i];
 	}
+	for (uint32_t i = 0; i < line->missed_site_count; i++)
+		add_missed_site(t, &line->missed_sites[i], line->exe);
 }
 
-/* Checks the hit rate of a replay's statistics. Returns 0, or 1 after a
- * message if the file has no statistics to go by. */
-static int check_hit_rate(struct report *rep, const struct limits *lim)
+/* Checks the hit rate of a replay's statistics, naming the call sites that
+ * missed most from plan. Returns 0, 1 after a message if the file has no
+ * statistics to go by, or -ENOMEM. */
+static int check_hit_rate(struct report *rep, const struct limits *lim, const void *plan,
+			  struct symbolizer *sym)
 {
 	struct hit_totals t = {0};
+	struct named_site sites[NAMED_SITES];
+	size_t named = 0;
 	struct stat st;
+	int status = 0;
 
 	if (stat(lim->stats, &st) != 0 || !S_ISREG(st.st_mode)) {
 		fprintf(stderr, "memplan: %s: %s\n", lim->stats,
@@ -364,16 +417,29 @@ static int check_hit_rate(struct report *rep, const struct limits *lim)
 	}
 	if (stats_lines_read(lim->stats, 0, add_line, &t) < 0) {
 		fprintf(stderr, "memplan: %s: cannot read it\n", lim->stats);
-		return 1;
+		status = 1;
+		goto out;
+	}
+	if (t.out_of_memory) {
+		status = -ENOMEM;
+		goto out;
 	}
 	if (!t.lines || !t.allocs) {
 		fprintf(stderr, "memplan: %s: no replay statistics with allocations in it\n",
 			lim->stats);
-		return 1;
+		status = 1;
+		goto out;
 	}
 	double rate = 100.0 * (double)t.hits / (double)t.allocs;
 	if (rate >= lim->min_hit_rate_pct)
-		return 0;
+		goto out;
+	qsort(t.sites, t.site_count, sizeof(*t.sites), by_missed_desc);
+	for (; named < t.site_count && named < NAMED_SITES; named++) {
+		missed_site_name(plan, t.sites[named].key, t.sites[named].exe, 0, sym,
+				 sites[named].name, sizeof(sites[named].name));
+		sites[named].value = t.sites[named].misses;
+		sites[named].has_change = false;
+	}
 	char text[1024];
 	int at = snprintf(text, sizeof(text),
 			  "%.2f%% of %" PRIu64 " allocation calls served from the arena (%" PRIu64
@@ -390,8 +456,13 @@ static int check_hit_rate(struct report *rep, const struct limits *lim)
 				  .figure = "hit_rate_percent",
 				  .value = rate,
 				  .text = text,
+				  .sites = sites,
+				  .site_count = named,
+				  .sites_title = "missed most:",
 			      });
-	return 0;
+out:
+	free(t.sites);
+	return status;
 }
 
 /* Maps the plan at path, or says why not. */
@@ -413,7 +484,7 @@ static int check_plan(const char *path, const struct limits *lim, struct report 
 	size_t plan_len = 0, base_len = 0, fresh = 0;
 	struct plan_comparison cmp = {0};
 	struct symbolizer *sym = symbolizer_new();
-	int status = 1;
+	int status = 1, n;
 
 	if (!sym || map_plan(path, &plan, &plan_len) < 0 ||
 	    (lim->baseline && map_plan(lim->baseline, &base, &base_len) < 0))
@@ -444,8 +515,11 @@ static int check_plan(const char *path, const struct limits *lim, struct report 
 				goto oom;
 		}
 	}
-	if (lim->hit_rate && check_hit_rate(rep, lim) != 0)
+	if (lim->hit_rate && (n = check_hit_rate(rep, lim, plan, sym)) != 0) {
+		if (n == -ENOMEM)
+			goto oom;
 		goto out;
+	}
 	if (!rep->json && !rep->count)
 		printf("OK %s: within every limit (%u process image%s checked%s)\n", path,
 		       plan_file_header(plan)->image_count,

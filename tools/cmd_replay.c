@@ -48,7 +48,8 @@ static int usage(const char *why)
 		"plan recorded for its executable and arguments, else the one of its\n"
 		"executable with the nearest arguments. When CMD has ended, one line on\n"
 		"stderr gives the share of allocations served, the arena, and the process\n"
-		"images that had no plan or a poor one, and why. Exits with CMD's status.\n"
+		"images that had no plan or a poor one, and why (for one poorly served,\n"
+		"the call site that missed most). Exits with CMD's status.\n"
 		"\n"
 		"options:\n"
 		"  -p, --plan PLAN       the plan file, written by memplan record (required)\n"
@@ -111,6 +112,24 @@ static void strict_failure(const struct replay_options *o, const char *why)
 	fprintf(stderr, "memplan: %s: --strict: %s; exit status 1\n", o->plan, why);
 }
 
+/* Names the call site that missed most in each poorly served image, from the
+ * plan as it is now: the plan is not kept mapped while the command runs, and
+ * is mapped again only for this. Naming is best effort: a plan that cannot be
+ * mapped again leaves the summary without names. */
+static void name_missed_sites(const struct replay_options *o, struct replay_summary *s)
+{
+	const double poor_pct = o->min_hit_pct > 0 ? o->min_hit_pct : POOR_SHARE_PCT;
+	const void *buf;
+	size_t len;
+	char why[256];
+
+	if (!replay_summary_has_sites(s, poor_pct) ||
+	    plan_file_map(o->plan, &buf, &len, why, sizeof(why)) < 0)
+		return;
+	replay_summary_name_sites(s, buf, poor_pct);
+	plan_file_unmap((void *)buf, len);
+}
+
 /* Runs the command with its statistics going to stats, or to a file of our own
  * if none was asked for, and reads them at the end for the summary line. If no
  * process found its program in the plan, the plan was recorded from other
@@ -161,10 +180,12 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 			strict_failure(o, "no process found its program in the plan");
 		}
 	} else if (lines > 0) {
-		if (!o->quiet)
+		if (!o->quiet) {
+			name_missed_sites(o, &s);
 			replay_summary_print(stderr, &s, (const char *const *)o->plan_names,
 					     o->plan_name_count,
 					     o->min_hit_pct > 0 ? o->min_hit_pct : POOR_SHARE_PCT);
+		}
 		if (o->strict && replay_summary_share(&s) < o->min_hit_pct) {
 			char why[128];
 			snprintf(why, sizeof(why), "%.1f%% served, under --min-hit-rate %g",

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "missed_sites.h"
 #include "size_text.h"
 #include "stats_lines.h"
 
@@ -56,6 +57,10 @@ static void add_line(const struct stats_line *line, void *ctx)
 			most = line->miss[k];
 			snprintf(im->top_miss, sizeof(im->top_miss), "%s", line->miss_name[k]);
 		}
+	if (line->missed_site_count) {
+		im->has_top_site = true;
+		im->top_site_key = line->missed_sites[0].key;
+	}
 	s->allocs += im->allocs;
 	s->hits += im->hits;
 	/* A child served from its parent's image has its parent's arena. */
@@ -81,6 +86,33 @@ void replay_summary_free(struct replay_summary *s)
 {
 	free(s->images);
 	memset(s, 0, sizeof(*s));
+}
+
+/* Functions of a site the summary names: enough to place it, short enough
+ * for one line. */
+#define SUMMARY_SITE_DEPTH 3
+
+static bool poorly_served(const struct replay_image *im, double poor_pct)
+{
+	return im->allocs && (double)im->hits * 100.0 < poor_pct * (double)im->allocs;
+}
+
+bool replay_summary_has_sites(const struct replay_summary *s, double poor_pct)
+{
+	for (size_t i = 0; i < s->count; i++)
+		if (s->images[i].has_top_site && poorly_served(&s->images[i], poor_pct))
+			return true;
+	return false;
+}
+
+void replay_summary_name_sites(struct replay_summary *s, const void *buf, double poor_pct)
+{
+	for (size_t i = 0; i < s->count; i++) {
+		struct replay_image *im = &s->images[i];
+		if (im->has_top_site && poorly_served(im, poor_pct))
+			missed_site_name(buf, im->top_site_key, im->name, SUMMARY_SITE_DEPTH, NULL,
+					 im->top_site, sizeof(im->top_site));
+	}
 }
 
 double replay_summary_share(const struct replay_summary *s)
@@ -156,8 +188,15 @@ static void print_reason(FILE *out, enum reason why, struct replay_image **list,
 			fprintf(out, " x%u", same);
 		if (why == OTHER_ARGS || why == PAST_FORKS || why == POOR || why == SANDBOXED)
 			fprintf(out, " %s", pct);
-		if (why == POOR && list[i]->top_miss[0])
-			fprintf(out, " (mostly %s)", list[i]->top_miss);
+		/* The site is named only for an image served under poor_pct. */
+		const char *reason = why == POOR ? list[i]->top_miss : "";
+		const char *site = why == POOR || why == OTHER_ARGS ? list[i]->top_site : "";
+		if (*reason && *site)
+			fprintf(out, " (mostly %s; most missed at %s)", reason, site);
+		else if (*reason)
+			fprintf(out, " (mostly %s)", reason);
+		else if (*site)
+			fprintf(out, " (most missed at %s)", site);
 		shown++;
 	}
 	if (groups > shown)
@@ -200,7 +239,7 @@ void replay_summary_print(FILE *out, const struct replay_summary *s, const char 
 			why = SANDBOXED;
 		else if (im->other_args)
 			why = OTHER_ARGS;
-		else if ((double)im->hits * 100.0 < poor_pct * (double)im->allocs)
+		else if (poorly_served(im, poor_pct))
 			why = im->parent_image ? PAST_FORKS : POOR;
 		else
 			continue;

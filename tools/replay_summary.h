@@ -22,6 +22,11 @@ struct replay_image {
 	bool parent_image; /* a forked child the plan has no image of, served from its parent's */
 	bool sandboxed;	   /* its figures end where it sandboxed itself */
 	char top_miss[24]; /* the reason most allocations went to libc, or "" */
+	/* The call site that missed most, by its key in the plan, and its name
+	 * once replay_summary_name_sites found it ("" until then). */
+	bool has_top_site;
+	uint64_t top_site_key;
+	char top_site[256];
 };
 
 struct replay_summary {
@@ -37,6 +42,15 @@ struct replay_summary {
 int replay_summary_read(const char *path, off_t from, struct replay_summary *out);
 
 void replay_summary_free(struct replay_summary *s);
+
+/* Whether any image of s is served under poor_pct percent and names a call
+ * site that missed: one for replay_summary_name_sites to name. */
+bool replay_summary_has_sites(const struct replay_summary *s, double poor_pct);
+
+/* Names, from the validated plan buf, the call site that missed most of each
+ * image served under poor_pct percent (its first functions), for the summary
+ * line. May allocate. */
+void replay_summary_name_sites(struct replay_summary *s, const void *buf, double poor_pct);
 
 /* Writes the summary line to out. plan_names are the file names of the
  * executables the plan has images of (to tell another build from no image);

@@ -1,6 +1,7 @@
 /* Reading statistics lines back, see stats_lines.h. A small parser for the flat
- * objects json_line.c writes: strings, numbers, booleans, and one level of
- * nested object (the misses by reason). */
+ * objects json_line.c writes: strings, numbers, booleans, and nested objects
+ * (the misses by reason; the missed sites, each an object of misses by
+ * reason). */
 #define _GNU_SOURCE
 #include "stats_lines.h"
 
@@ -112,6 +113,36 @@ static void object(struct cursor *c, const char *prefix, struct stats_line *out)
 		c->bad = true;
 }
 
+/* The prefix of a missed site's own object: its number is the last site. */
+static const char missed_site_prefix[] = "missed_sites/";
+
+/* A site of "missed_sites", keyed by its plan key in hex, opening. Returns
+ * false for a key that is no such key, or past STATS_MISSED_SITES (its
+ * counts are then not kept). */
+static bool missed_site_begin(const char *key, struct stats_line *out)
+{
+	char *end;
+	unsigned long long k = strtoull(key, &end, 16);
+
+	if (!*key || *end || strlen(key) > 16 || out->missed_site_count == STATS_MISSED_SITES)
+		return false;
+	struct stats_missed_site *m = &out->missed_sites[out->missed_site_count++];
+	memset(m, 0, sizeof(*m));
+	m->key = k;
+	return true;
+}
+
+static void missed_site_add(struct stats_line *out, const char *reason, uint64_t v)
+{
+	struct stats_missed_site *m = &out->missed_sites[out->missed_site_count - 1];
+
+	m->misses += v;
+	if (v > m->top_reason_misses) {
+		m->top_reason_misses = v;
+		snprintf(m->top_reason, sizeof(m->top_reason), "%s", reason);
+	}
+}
+
 static void number(struct cursor *c, const char *prefix, const char *key, struct stats_line *out)
 {
 	char *end;
@@ -122,6 +153,10 @@ static void number(struct cursor *c, const char *prefix, const char *key, struct
 		return;
 	}
 	c->p = end;
+	if (prefix && !strcmp(prefix, missed_site_prefix)) {
+		missed_site_add(out, key, v);
+		return;
+	}
 	if (prefix && !strcmp(prefix, "misses")) {
 		if (out->miss_count < STATS_MISS_KINDS) {
 			snprintf(out->miss_name[out->miss_count], sizeof(out->miss_name[0]), "%s",
@@ -152,7 +187,11 @@ static void value(struct cursor *c, const char *prefix, const char *key, struct 
 
 	skip_space(c);
 	if (*c->p == '{') {
-		object(c, key, out);
+		/* A missed site's object counts only if its key was taken. */
+		if (prefix && !strcmp(prefix, "missed_sites"))
+			object(c, missed_site_begin(key, out) ? missed_site_prefix : "", out);
+		else
+			object(c, key, out);
 	} else if (*c->p == '"') {
 		if (prefix)
 			string(c, ignored, sizeof(ignored));

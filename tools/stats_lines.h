@@ -9,6 +9,17 @@
 #include <sys/types.h>
 
 #define STATS_MISS_KINDS 16
+/* The sites a replay line names (the preload library writes 5 at most). */
+#define STATS_MISSED_SITES 8
+
+/* A call site that went to libc, by its key in the plan (as memplan show
+ * --json gives it): its misses, and the reason of most of them. */
+struct stats_missed_site {
+	uint64_t key;
+	uint64_t misses;
+	char top_reason[24];
+	uint64_t top_reason_misses;
+};
 
 struct stats_line {
 	char exe[1024];
@@ -23,6 +34,9 @@ struct stats_line {
 	uint32_t miss_count;
 	char miss_name[STATS_MISS_KINDS][24];
 	uint64_t miss[STATS_MISS_KINDS];
+	/* replay: the sites that missed most, most first */
+	uint32_t missed_site_count;
+	struct stats_missed_site missed_sites[STATS_MISSED_SITES];
 };
 
 /* Calls each(line, ctx) for every statistics line of the file at path from byte
