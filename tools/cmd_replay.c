@@ -187,9 +187,10 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 					     o->min_hit_pct > 0 ? o->min_hit_pct : POOR_SHARE_PCT);
 		}
 		if (o->strict && replay_summary_share(&s) < o->min_hit_pct) {
-			char why[128];
-			snprintf(why, sizeof(why), "%.1f%% served, under --min-hit-rate %g",
-				 replay_summary_share(&s), o->min_hit_pct);
+			char why[128], pct[16];
+			replay_summary_share_text(&s, pct, sizeof(pct));
+			snprintf(why, sizeof(why), "%s served, under --min-hit-rate %g", pct,
+				 o->min_hit_pct);
 			failed = true;
 			strict_failure(o, why);
 		}

@@ -115,11 +115,6 @@ void replay_summary_name_sites(struct replay_summary *s, const void *buf, double
 	}
 }
 
-double replay_summary_share(const struct replay_summary *s)
-{
-	return s->allocs ? 100.0 * (double)s->hits / (double)s->allocs : 100.0;
-}
-
 /* "100%", "0%", else one decimal rounded down, so that 99.96% never reads 100%. */
 static void percent_text(char *out, size_t cap, uint64_t hits, uint64_t allocs)
 {
@@ -129,6 +124,16 @@ static void percent_text(char *out, size_t cap, uint64_t hits, uint64_t allocs)
 		snprintf(out, cap, "0%%");
 	else
 		snprintf(out, cap, "%.1f%%", floor(1000.0 * (double)hits / (double)allocs) / 10);
+}
+
+void replay_summary_share_text(const struct replay_summary *s, char *out, size_t cap)
+{
+	percent_text(out, cap, s->hits, s->allocs);
+}
+
+double replay_summary_share(const struct replay_summary *s)
+{
+	return s->allocs ? 100.0 * (double)s->hits / (double)s->allocs : 100.0;
 }
 
 enum reason { OTHER_ARGS, OTHER_BUILD, NOT_IN_PLAN, PAST_FORKS, POOR, SANDBOXED, REASONS };

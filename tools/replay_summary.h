@@ -61,3 +61,7 @@ void replay_summary_print(FILE *out, const struct replay_summary *s, const char 
 /* The share of s's allocations served from the arena, in percent (100 for no
  * allocations). */
 double replay_summary_share(const struct replay_summary *s);
+
+/* That share as the summary line writes it: "100%", "0%", else one decimal
+ * rounded down ("89.9%" for 89.96%: under 90 reads under 90). */
+void replay_summary_share_text(const struct replay_summary *s, char *out, size_t cap);

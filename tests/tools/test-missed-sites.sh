@@ -59,6 +59,14 @@ grep -Eq ' \(most missed at (scratch|table_row) <- main \(growing_table\)\)$' er
   fail "summary does not name the site: $(cat err)"
 echo "summary: $(cat err)"
 
+# With --min-hit-rate the line names it too, and --strict's verdict gives
+# the share as the line does.
+status 1 "$MEMPLAN" replay -p t.plan --min-hit-rate 90 -- "$table" 20000
+cmp -s out plain.txt || fail "replay changed the output"
+share=$(sed -n 's/^memplan replay: \([0-9.]*%\) of .*(most missed at .*)$/\1/p' err)
+[ -n "$share" ] && grep -q "^memplan: t.plan: --strict: $share served, under --min-hit-rate 90; exit status 1$" err ||
+  fail "strict: the share differs from the summary's: $(cat err)"
+
 # memplan check names the sites that missed most, with their misses.
 status 1 "$MEMPLAN" check t.plan --min-hit-rate 90 --stats s.jsonl
 grep -q '^FAIL --min-hit-rate 90%: .*; missed most: .*table_row <- main (growing_table) [0-9]' out ||
