@@ -614,6 +614,7 @@ static int index_image(void)
 	    pool_slots_init(image.pools, r->pool_count, image.chunks, r->chunk_count,
 			    r->arena_bytes, pool_slots) < 0)
 		return -ENOMEM;
+	spare_keep_init(r->arena_bytes);
 	for (uint32_t k = 0; k < r->pool_count; k++)
 		pool_states[k] = (struct pool_state){
 		    .slot_bytes = image.pools[k].slot_bytes,
@@ -1093,6 +1094,7 @@ static __attribute__((noinline, cold)) struct entry_place *tail_read(struct entr
 		    !place_in_arena(&e))
 			continue;
 		tail[n++] = e;
+		spare_keep(e.offset_bytes, e.size_bytes);
 	}
 	/* Every thread that reads them counts the same n: stored before the
 	 * pointer is published, it is seen by whoever sees the pointer. */
@@ -1198,6 +1200,7 @@ static void drop_image(void)
 	__libc_free(site_first_block);
 	__libc_free(block_offsets);
 	pool_slots_fini(pool_slots, image.record.pool_count);
+	spare_keep_drop();
 	__libc_free(pool_slots);
 	__libc_free(pool_states);
 	__libc_free(site_plans);
@@ -1398,7 +1401,8 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 	 * free now may be those of an entry still to come (a 256 KiB block of
 	 * python3's, displaced to libc by smaller ones that missed their own). */
 	if (!p && k >= w->entries && why != MISS_PLAN_UNREADABLE && align <= PLAN_GRANULE_BYTES) {
-		p = spare_claim(size);
+		/* A site with no steady state keeps what it takes (spare.h). */
+		p = spare_claim(size, !(w->pool_count || w->tail_entries));
 		if (p)
 			bump(c, &c->spare_hits, 1);
 	}
@@ -1533,7 +1537,7 @@ static __attribute__((noinline)) void *express_pool(struct replay_counters *c, v
 	_Atomic uint64_t *kind = &c->steady_hits;
 	if (!(p = steady_claim(w, k, size, align))) {
 		/* As replay_alloc would, without trying the same places again. */
-		if (align > PLAN_GRANULE_BYTES || !(p = spare_claim(size)))
+		if (align > PLAN_GRANULE_BYTES || !(p = spare_claim(size, false)))
 			return NULL;
 		kind = &c->spare_hits;
 	}

@@ -1,8 +1,8 @@
 /* Spare space, see spare.h. */
 #include "spare.h"
 
-#include <stdbool.h>
-#include <stdint.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 
 #include "arena.h"
 
@@ -19,10 +19,12 @@
 #define BACKOFF_MAX 64u
 
 /* This thread's next search starts at word cursor; after a failed one, its
- * next skip misses go to libc without a search. */
+ * next skip misses go to libc without a search. Counted apart for blocks
+ * that keep their places ([1]) and others ([0]): those find less room, and
+ * their failures must not keep a loop's blocks from the room they may take. */
 static __thread uint64_t cursor __attribute__((tls_model("initial-exec")));
-static __thread uint32_t skip __attribute__((tls_model("initial-exec")));
-static __thread uint32_t backoff __attribute__((tls_model("initial-exec")));
+static __thread uint32_t skip[2] __attribute__((tls_model("initial-exec")));
+static __thread uint32_t backoff[2] __attribute__((tls_model("initial-exec")));
 
 /* Where this thread's last searches found room (1 + first granule; 0: none),
  * tried before any search, even while searches are skipped. A loop whose
@@ -43,11 +45,73 @@ static __thread uint32_t recent_next __attribute__((tls_model("initial-exec")));
 static __thread uint32_t recent_misses __attribute__((tls_model("initial-exec")));
 static __thread uint32_t recent_skip __attribute__((tls_model("initial-exec")));
 
+/* The kept words, a bit each (spare_keep), and how many words the map
+ * covers; NULL: none is kept. */
+static _Atomic uint64_t *kept;
+static uint64_t kept_words;
+static size_t kept_bytes;
+
+void spare_keep_init(uint64_t arena_size)
+{
+	const uint64_t granules = arena_size / PLAN_GRANULE_BYTES + 1;
+	const uint64_t words = granules / ARENA_WORD_GRANULES + 1;
+	const size_t bytes = (size_t)((words + 63) / 64 * sizeof(uint64_t));
+
+	spare_keep_drop();
+	/* Untouched pages of it cost nothing: only the words of places are set. */
+	void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (map == MAP_FAILED)
+		return;
+	kept = map;
+	kept_words = words;
+	kept_bytes = bytes;
+}
+
+void spare_keep(uint64_t offset_bytes, uint64_t size_bytes)
+{
+	const uint64_t word_bytes = (uint64_t)PLAN_GRANULE_BYTES * ARENA_WORD_GRANULES;
+
+	if (!kept || !size_bytes || offset_bytes / word_bytes >= kept_words)
+		return;
+	const uint64_t w0 = offset_bytes / word_bytes;
+	/* The word of the last byte; a range past the arena's end stops there. */
+	uint64_t last = size_bytes - 1 > UINT64_MAX - offset_bytes
+			    ? kept_words - 1
+			    : (offset_bytes + size_bytes - 1) / word_bytes;
+	if (last >= kept_words)
+		last = kept_words - 1;
+	/* A map word at a time, for a place of many words. */
+	for (uint64_t w = w0; w <= last; w = (w / 64 + 1) * 64) {
+		const uint64_t end = last / 64 == w / 64 ? last % 64 : 63;
+		const uint64_t bits = (end == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (end + 1)) - 1) &
+				      ~((UINT64_C(1) << (w % 64)) - 1);
+		atomic_fetch_or_explicit(&kept[w / 64], bits, memory_order_relaxed);
+	}
+}
+
+void spare_keep_drop(void)
+{
+	if (kept)
+		munmap((void *)kept, kept_bytes);
+	kept = NULL;
+	kept_words = 0;
+	kept_bytes = 0;
+}
+
+static bool word_kept(uint64_t w)
+{
+	return kept && w < kept_words &&
+	       atomic_load_explicit(&kept[w / 64], memory_order_relaxed) >> (w % 64) & 1;
+}
+
 /* The granules of fine word w that are held or lie past the arena's end, as
  * occupied bits. A word held at the coarse level (the middle of a long block)
- * is all held. */
-static uint64_t held_bits(uint64_t w)
+ * is all held, and for a block that keeps its place, so is a kept word. */
+static uint64_t held_bits(uint64_t w, bool keeps)
 {
+	if (keeps && word_kept(w))
+		return ARENA_OCCUPIED;
 	uint64_t held = atomic_load_explicit(&arena_fine[w], memory_order_relaxed) & ARENA_OCCUPIED;
 	uint64_t past = arena_granules - w * ARENA_WORD_GRANULES;
 
@@ -89,8 +153,19 @@ static void *claim_found(uint64_t granule, size_t size)
 	return p;
 }
 
+/* Whether a block that keeps its place may take count granules at granule g:
+ * none of their words is kept (a place a search found for another block may
+ * have some). At most MAX_GRANULES: a few words. */
+static bool may_keep_at(uint64_t g, uint64_t count)
+{
+	for (uint64_t w = g / ARENA_WORD_GRANULES; w <= (g + count - 1) / ARENA_WORD_GRANULES; w++)
+		if (word_kept(w))
+			return false;
+	return true;
+}
+
 /* A block of count granules at one of the recent places, or NULL. */
-static void *claim_recent(uint64_t count, size_t size)
+static void *claim_recent(uint64_t count, size_t size, bool keeps)
 {
 	if (recent_skip) {
 		recent_skip--;
@@ -102,7 +177,7 @@ static void *claim_recent(uint64_t count, size_t size)
 
 		if (g && g - 1 + count <= arena_granules &&
 		    !arena_granule_held((g - 1) * PLAN_GRANULE_BYTES) &&
-		    (p = claim_at(g - 1, size))) {
+		    (!keeps || may_keep_at(g - 1, count)) && (p = claim_at(g - 1, size))) {
 			recent_misses = 0;
 			return p;
 		}
@@ -114,18 +189,18 @@ static void *claim_recent(uint64_t count, size_t size)
 	return NULL;
 }
 
-void *spare_claim(size_t size)
+void *spare_claim(size_t size, bool keeps)
 {
 	const uint64_t count = plan_granules_of(size);
 	const uint64_t words = arena_fine_words;
 
 	if (!words || !count || count > MAX_GRANULES)
 		return NULL;
-	void *p = claim_recent(count, size);
+	void *p = claim_recent(count, size, keeps);
 	if (p)
 		return p;
-	if (skip) {
-		skip--;
+	if (skip[keeps]) {
+		skip[keeps]--;
 		return NULL;
 	}
 	uint64_t w = cursor < words ? cursor : 0;
@@ -136,7 +211,7 @@ void *spare_claim(size_t size)
 			w = 0;
 			run = 0;
 		}
-		const uint64_t held = held_bits(w), first = w * ARENA_WORD_GRANULES;
+		const uint64_t held = held_bits(w, keeps), first = w * ARENA_WORD_GRANULES;
 		const uint64_t lead = held ? (uint64_t)__builtin_ctzll(held) : ARENA_WORD_GRANULES;
 		if (run && run + lead >= count)
 			p = claim_found(run_first, size);
@@ -146,7 +221,7 @@ void *spare_claim(size_t size)
 			p = claim_found(first + (uint64_t)b, size);
 		if (p) {
 			cursor = w;
-			backoff = 0;
+			backoff[keeps] = 0;
 			return p;
 		}
 		if (!held) {
@@ -159,7 +234,8 @@ void *spare_claim(size_t size)
 		}
 	}
 	cursor = w;
-	backoff = backoff ? (2 * backoff < BACKOFF_MAX ? 2 * backoff : BACKOFF_MAX) : 1;
-	skip = backoff;
+	uint32_t b = backoff[keeps];
+	backoff[keeps] = b ? (2 * b < BACKOFF_MAX ? 2 * b : BACKOFF_MAX) : 1;
+	skip[keeps] = backoff[keeps];
 	return NULL;
 }

@@ -7,7 +7,7 @@
  * after each failure, though it still tries the places its last searches
  * found. Then four threads claim and release through it at random
  * against a shadow map of who owns each granule: no granule is ever handed out
- * twice. */
+ * twice. Last, kept words: a block that keeps its place stays out of them. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -59,7 +59,7 @@ static size_t longest_free(void)
 /* spare_claim, with the shadow map kept for thread id. */
 static char *take(size_t bytes, int id)
 {
-	char *p = spare_claim(bytes);
+	char *p = spare_claim(bytes, false);
 	if (p) {
 		size_t count = (bytes + G - 1) / G;
 		if ((uintptr_t)p % G || arena_block_bytes(p) != count * G)
@@ -154,7 +154,7 @@ int main(void)
 	give_back(p, 1);
 	give_back(q, 1);
 	/* Longer than one search can place (more than half of what it reads). */
-	CHECK(!spare_claim(700 * G));
+	CHECK(!spare_claim(700 * G, false));
 
 	own(0, 30, 9, 0);
 	own(35, 65, 9, 0);
@@ -173,5 +173,31 @@ int main(void)
 	/* Everything was given back: the whole arena is one free run again. */
 	char *all = arena_claim(0, ARENA_BYTES);
 	CHECK(all && arena_release(all));
+
+	/* Kept words: a block that keeps its place takes no granule of them,
+	 * even when they are all the room there is; another block may. Words
+	 * 0-23 (granules 0-503) kept, everything past them held. */
+	spare_keep_init(ARENA_BYTES);
+	spare_keep(0, 500 * G);
+	spare_keep(100 * ARENA_BYTES, G); /* past the arena: nothing */
+	char *rest = arena_claim(504 * G, (GRANULES - 504) * G);
+	CHECK(rest);
+	CHECK(!spare_claim(5 * G, true));
+	char *k = spare_claim(5 * G, false); /* its searches are not held back */
+	CHECK(k && first_of(k) + 5 <= 504);
+	CHECK(arena_release(k) && arena_release(rest));
+	/* With room past them, it goes there, though k's place, free again, is
+	 * the one its thread found last. */
+	CHECK(!spare_claim(5 * G, true)); /* skipped after its failed search */
+	k = spare_claim(5 * G, true);
+	CHECK(k && first_of(k) >= 504);
+	CHECK(arena_release(k));
+	/* Every word kept: it finds nothing; the map given back, it finds room. */
+	spare_keep(0, UINT64_MAX);
+	CHECK(!spare_claim(5 * G, true));
+	spare_keep_drop();
+	CHECK(!spare_claim(5 * G, true)); /* skipped after the failed search */
+	k = spare_claim(5 * G, true);
+	CHECK(k && arena_release(k));
 	return 0;
 }
