@@ -6,11 +6,11 @@
  * image of a baseline plan (plan_compare.h). Prints one line per limit
  * violated, naming the figure, the limit and the call sites that grew most
  * (or, without a baseline, that hold the most; below the hit rate, that
- * missed most), and exits 1; else one line
- * saying the plan is within its limits, and exits 0. Growth is measured on the
- * requested peak: what the program asked for, not the planner's layout (the
- * arena) nor memplan's granule rounding (the lower bound), so it moves by
- * exactly what the program's change added (docs/ci.md). */
+ * missed most), and exits 1; else one line saying the plan is within its
+ * limits, and exits 0. Growth is measured on the requested peak: what the
+ * program asked for, not the planner's layout (the arena) nor memplan's
+ * granule rounding (the lower bound), so it moves by exactly what the
+ * program's change added (docs/ci.md). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>

@@ -27,9 +27,9 @@ bool missed_site_find(const void *buf, uint64_t key, const char *exe, struct pla
 	const char *name = slash ? slash + 1 : exe;
 	struct plan_image im;
 
-	/* Two passes: the executable's own images first, since a key names the
-	 * same frames in any image, but symbols of its own binaries are likelier
-	 * stored with its images. */
+	/* The executable's own images first: they are where the statistics
+	 * came from. Another's has the key only for the same frames (all in
+	 * shared libraries), which it names the same. */
 	for (int pass = name ? 0 : 1; pass < 2; pass++)
 		for (uint32_t i = 0; i < n; i++) {
 			plan_file_image(buf, i, &im);

@@ -113,7 +113,8 @@ static void object(struct cursor *c, const char *prefix, struct stats_line *out)
 		c->bad = true;
 }
 
-/* The prefix of a missed site's own object: its number is the last site. */
+/* The prefix of a missed site's own object: the numbers in it are the misses
+ * of the site opened last (missed_site_begin), by reason, summed. */
 static const char missed_site_prefix[] = "missed_sites/";
 
 /* A site of "missed_sites", keyed by its plan key in hex, opening. Returns
@@ -121,26 +122,14 @@ static const char missed_site_prefix[] = "missed_sites/";
  * counts are then not kept). */
 static bool missed_site_begin(const char *key, struct stats_line *out)
 {
-	char *end;
-	unsigned long long k = strtoull(key, &end, 16);
+	const size_t len = strlen(key);
 
-	if (!*key || *end || strlen(key) > 16 || out->missed_site_count == STATS_MISSED_SITES)
+	if (!len || len > 16 || strspn(key, "0123456789abcdefABCDEF") != len ||
+	    out->missed_site_count == STATS_MISSED_SITES)
 		return false;
-	struct stats_missed_site *m = &out->missed_sites[out->missed_site_count++];
-	memset(m, 0, sizeof(*m));
-	m->key = k;
+	out->missed_sites[out->missed_site_count++] =
+	    (struct stats_missed_site){strtoull(key, NULL, 16), 0};
 	return true;
-}
-
-static void missed_site_add(struct stats_line *out, const char *reason, uint64_t v)
-{
-	struct stats_missed_site *m = &out->missed_sites[out->missed_site_count - 1];
-
-	m->misses += v;
-	if (v > m->top_reason_misses) {
-		m->top_reason_misses = v;
-		snprintf(m->top_reason, sizeof(m->top_reason), "%s", reason);
-	}
 }
 
 static void number(struct cursor *c, const char *prefix, const char *key, struct stats_line *out)
@@ -154,7 +143,7 @@ static void number(struct cursor *c, const char *prefix, const char *key, struct
 	}
 	c->p = end;
 	if (prefix && !strcmp(prefix, missed_site_prefix)) {
-		missed_site_add(out, key, v);
+		out->missed_sites[out->missed_site_count - 1].misses += v;
 		return;
 	}
 	if (prefix && !strcmp(prefix, "misses")) {

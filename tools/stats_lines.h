@@ -13,12 +13,10 @@
 #define STATS_MISSED_SITES 8
 
 /* A call site that went to libc, by its key in the plan (as memplan show
- * --json gives it): its misses, and the reason of most of them. */
+ * --json gives it), and its misses (of every reason). */
 struct stats_missed_site {
 	uint64_t key;
 	uint64_t misses;
-	char top_reason[24];
-	uint64_t top_reason_misses;
 };
 
 struct stats_line {
