@@ -45,34 +45,53 @@ static __thread uint32_t recent_next __attribute__((tls_model("initial-exec")));
 static __thread uint32_t recent_misses __attribute__((tls_model("initial-exec")));
 static __thread uint32_t recent_skip __attribute__((tls_model("initial-exec")));
 
-/* The kept words, a bit each (spare_keep), and how many words the map
- * covers; NULL: none is kept. */
-static _Atomic uint64_t *kept;
+/* The kept words, a bit each (spare_keep), mapped at the first word kept
+ * (most short processes read no tail): NULL, none is kept; and how many
+ * words the map covers. The map of an arena up to 168 KiB (a small
+ * program's) is static data, not a page of its own. */
+static _Atomic(_Atomic uint64_t *) kept;
 static uint64_t kept_words;
 static size_t kept_bytes;
+static _Atomic uint64_t kept_small[8];
 
 void spare_keep_init(uint64_t arena_size)
 {
 	const uint64_t granules = arena_size / PLAN_GRANULE_BYTES + 1;
-	const uint64_t words = granules / ARENA_WORD_GRANULES + 1;
-	const size_t bytes = (size_t)((words + 63) / 64 * sizeof(uint64_t));
 
 	spare_keep_drop();
+	kept_words = granules / ARENA_WORD_GRANULES + 1;
+	kept_bytes = (size_t)((kept_words + 63) / 64 * sizeof(uint64_t));
+}
+
+/* The map of kept words, made if need be; NULL if it cannot be. */
+static _Atomic uint64_t *kept_map(void)
+{
+	_Atomic uint64_t *map = atomic_load_explicit(&kept, memory_order_acquire), *expected = NULL;
+
+	if (map || !kept_bytes)
+		return map;
+	if (kept_bytes <= sizeof(kept_small)) {
+		atomic_compare_exchange_strong(&kept, &expected, kept_small);
+		return kept_small;
+	}
 	/* Untouched pages of it cost nothing: only the words of places are set. */
-	void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	map = mmap(NULL, kept_bytes, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (map == MAP_FAILED)
-		return;
-	kept = map;
-	kept_words = words;
-	kept_bytes = bytes;
+		return NULL;
+	if (!atomic_compare_exchange_strong(&kept, &expected, map)) {
+		munmap((void *)map, kept_bytes); /* another thread's came first */
+		return expected;
+	}
+	return map;
 }
 
 void spare_keep(uint64_t offset_bytes, uint64_t size_bytes)
 {
 	const uint64_t word_bytes = (uint64_t)PLAN_GRANULE_BYTES * ARENA_WORD_GRANULES;
+	_Atomic uint64_t *map;
 
-	if (!kept || !size_bytes || offset_bytes / word_bytes >= kept_words)
+	if (!size_bytes || offset_bytes / word_bytes >= kept_words || !(map = kept_map()))
 		return;
 	const uint64_t w0 = offset_bytes / word_bytes;
 	/* The word of the last byte; a range past the arena's end stops there. */
@@ -86,23 +105,29 @@ void spare_keep(uint64_t offset_bytes, uint64_t size_bytes)
 		const uint64_t end = last / 64 == w / 64 ? last % 64 : 63;
 		const uint64_t bits = (end == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (end + 1)) - 1) &
 				      ~((UINT64_C(1) << (w % 64)) - 1);
-		atomic_fetch_or_explicit(&kept[w / 64], bits, memory_order_relaxed);
+		atomic_fetch_or_explicit(&map[w / 64], bits, memory_order_relaxed);
 	}
 }
 
 void spare_keep_drop(void)
 {
-	if (kept)
-		munmap((void *)kept, kept_bytes);
-	kept = NULL;
+	_Atomic uint64_t *map = atomic_exchange(&kept, NULL);
+
+	if (map == kept_small)
+		for (unsigned i = 0; i < sizeof(kept_small) / sizeof(kept_small[0]); i++)
+			atomic_store_explicit(&kept_small[i], 0, memory_order_relaxed);
+	else if (map)
+		munmap((void *)map, kept_bytes);
 	kept_words = 0;
 	kept_bytes = 0;
 }
 
 static bool word_kept(uint64_t w)
 {
-	return kept && w < kept_words &&
-	       atomic_load_explicit(&kept[w / 64], memory_order_relaxed) >> (w % 64) & 1;
+	_Atomic uint64_t *map = atomic_load_explicit(&kept, memory_order_acquire);
+
+	return map && w < kept_words &&
+	       atomic_load_explicit(&map[w / 64], memory_order_relaxed) >> (w % 64) & 1;
 }
 
 /* The granules of fine word w that are held or lie past the arena's end, as

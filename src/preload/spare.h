@@ -41,8 +41,9 @@ void *spare_claim(size_t size, bool keeps);
  * fewer of its blocks (99.97% served instead of 100.00%); a slot taken is one
  * of many. */
 
-/* Makes the map of kept words for an arena of arena_size bytes, none kept
- * yet. A map that cannot be made keeps no word. With one thread. */
+/* Sets up the map of kept words for an arena of arena_size bytes, none kept
+ * yet (mapped at the first word kept; a map that cannot be made keeps no
+ * word). With one thread. */
 void spare_keep_init(uint64_t arena_size);
 
 /* Keeps the words that hold bytes [offset_bytes, offset_bytes + size_bytes) of

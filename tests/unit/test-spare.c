@@ -176,28 +176,33 @@ int main(void)
 
 	/* Kept words: a block that keeps its place takes no granule of them,
 	 * even when they are all the room there is; another block may. Words
-	 * 0-23 (granules 0-503) kept, everything past them held. */
-	spare_keep_init(ARENA_BYTES);
-	spare_keep(0, 500 * G);
-	spare_keep(100 * ARENA_BYTES, G); /* past the arena: nothing */
-	char *rest = arena_claim(504 * G, (GRANULES - 504) * G);
-	CHECK(rest);
-	CHECK(!spare_claim(5 * G, true));
-	char *k = spare_claim(5 * G, false); /* its searches are not held back */
-	CHECK(k && first_of(k) + 5 <= 504);
-	CHECK(arena_release(k) && arena_release(rest));
-	/* With room past them, it goes there, though k's place, free again, is
-	 * the one its thread found last. */
-	CHECK(!spare_claim(5 * G, true)); /* skipped after its failed search */
-	k = spare_claim(5 * G, true);
-	CHECK(k && first_of(k) >= 504);
-	CHECK(arena_release(k));
-	/* Every word kept: it finds nothing; the map given back, it finds room. */
-	spare_keep(0, UINT64_MAX);
-	CHECK(!spare_claim(5 * G, true));
-	spare_keep_drop();
-	CHECK(!spare_claim(5 * G, true)); /* skipped after the failed search */
-	k = spare_claim(5 * G, true);
-	CHECK(k && arena_release(k));
+	 * 0-23 (granules 0-503) kept, everything past them held. The map of
+	 * this small arena is static data; for a big one it is mapped: both. */
+	const uint64_t map_for[] = {ARENA_BYTES, UINT64_C(64) << 20};
+	for (unsigned m = 0; m < 2; m++) {
+		spare_keep_init(map_for[m]);
+		spare_keep(0, 500 * G);
+		spare_keep(200 * map_for[m], G); /* past the arena: nothing */
+		char *rest = arena_claim(504 * G, (GRANULES - 504) * G);
+		CHECK(rest);
+		CHECK(!spare_claim(5 * G, true));
+		char *k = spare_claim(5 * G, false); /* its searches are not held back */
+		CHECK(k && first_of(k) + 5 <= 504);
+		CHECK(arena_release(k) && arena_release(rest));
+		/* With room past them, it goes there, though k's place, free again,
+		 * is the one its thread found last. */
+		CHECK(!spare_claim(5 * G, true)); /* skipped after its failed search */
+		k = spare_claim(5 * G, true);
+		CHECK(k && first_of(k) >= 504);
+		CHECK(arena_release(k));
+		/* Every word kept: it finds nothing; the map given back, it finds
+		 * room. */
+		spare_keep(0, UINT64_MAX);
+		CHECK(!spare_claim(5 * G, true));
+		spare_keep_drop();
+		CHECK(!spare_claim(5 * G, true)); /* skipped after the failed search */
+		k = spare_claim(5 * G, true);
+		CHECK(k && arena_release(k));
+	}
 	return 0;
 }
