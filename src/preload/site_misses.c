@@ -5,7 +5,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <string.h>
 #include <sys/mman.h>
 
 /* A site's counts: its total first, whose first miss also lists the site, so
