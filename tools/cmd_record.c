@@ -1,8 +1,9 @@
-/* memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD...
+/* memplan record -o PLAN [--depth N] [--plan-seconds S] [--wait-left S] -- CMD...
  * Runs CMD with the preload library in record mode; every process image that
  * allocates adds its image to PLAN at its exit, packed by the online allocator
  * only (the recording id says that the planner runs here, later:
- * PLAN_RECORD_ID_REPLANNED). Once CMD has ended, the plan's images are
+ * PLAN_RECORD_ID_REPLANNED). Once CMD has ended, and the processes it left
+ * running too (or the wait for them is over), the plan's images are
  * re-planned within S seconds as a whole
  * (plan_replan.h) and its frames symbolised, and both are stored in it in one
  * write (plan_symbolize.h). Exits with CMD's status. */
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,12 @@
  * bound, and most plans need far less (it stops within RECORD_PLAN_SLACK). */
 #define RECORD_PLAN_SECONDS 5.0
 #define RECORD_PLAN_SLACK   0.01
+/* How long to wait, once CMD has ended, for the processes it left running (a
+ * script's background job): their plans are part of the recording, and only
+ * the plan written here is re-planned and symbolised. Bounded, so that a
+ * daemon the command started (a build server) does not hold a recording in a
+ * script for ever. */
+#define RECORD_WAIT_LEFT_SECONDS 10.0
 
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
@@ -44,7 +52,8 @@ static int usage(const char *why)
 	if (why && *why)
 		fprintf(stderr, "memplan: record: %s\n", why);
 	fprintf(out,
-		"usage: memplan record -o PLAN [--depth N] [--plan-seconds S] -- CMD [ARG...]\n");
+		"usage: memplan record -o PLAN [--depth N] [--plan-seconds S] [--wait-left S]\n"
+		"                      -- CMD [ARG...]\n");
 	if (why)
 		return 2;
 	fprintf(out,
@@ -63,11 +72,17 @@ static int usage(const char *why)
 		"  -s, --plan-seconds S   planning time once CMD has ended, for all its\n"
 		"                         process images together, in seconds, from 0 to\n"
 		"                         3600 (default %.0f; 0: the quick heuristics only)\n"
+		"  -w, --wait-left S      once CMD has ended, how long to wait for the\n"
+		"                         processes it left running (background jobs,\n"
+		"                         daemons), whose plans are part of PLAN, in\n"
+		"                         seconds, from 0 to 86400 (default %.0f); one\n"
+		"                         still running then adds its plan when it ends,\n"
+		"                         packed but not re-planned\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"example:\n"
 		"  memplan record -o app.plan -- ./app --test-input in.txt\n",
-		MEMPLAN_DEFAULT_DEPTH, RECORD_PLAN_SECONDS);
+		MEMPLAN_DEFAULT_DEPTH, RECORD_PLAN_SECONDS, RECORD_WAIT_LEFT_SECONDS);
 	return 0;
 }
 
@@ -118,23 +133,71 @@ static int replan_plan(const char *path, uint64_t id, double seconds, struct pla
 	return r;
 }
 
+/* How long the wait for what the command left running stays quiet: most
+ * background jobs end within it (Python's resource tracker ends as the main
+ * process's pipe closes). */
+#define RECORD_WAIT_QUIET_SECONDS 1.0
+
+/* Waits up to seconds for the processes that cmd left running, saying so if
+ * they are still running after RECORD_WAIT_QUIET_SECONDS, and names those
+ * still running when the wait is over. */
+static void wait_for_left(const char *output, const char *cmd, double seconds)
+{
+	const double quiet =
+	    seconds < RECORD_WAIT_QUIET_SECONDS ? seconds : RECORD_WAIT_QUIET_SECONDS;
+	char what[256];
+	unsigned n;
+
+	if (seconds <= 0 || !launch_wait_left(quiet))
+		return;
+	if (seconds > quiet) {
+		launch_left(what, sizeof(what));
+		fprintf(stderr,
+			"memplan: waiting up to %g s for what %s left running (%s): its "
+			"allocations are part of the plan (^C stops waiting)\n",
+			seconds, cmd, what);
+		if (!launch_wait_left(seconds - quiet))
+			return;
+	}
+	if (!(n = launch_left(what, sizeof(what))))
+		return;
+	fprintf(stderr,
+		"memplan: %s: %s, left running by %s, %s on: %s plan%s added when %s, "
+		"packed but not re-planned (then: memplan plan %s -o %s)\n",
+		output, what, cmd, n > 1 ? "go" : "goes", n > 1 ? "their" : "its",
+		n > 1 ? "s are" : " is", n > 1 ? "they end" : "it ends", output, output);
+}
+
+/* Reads a number of seconds from 0 to max into *out; false if text is none. */
+static bool seconds_arg(const char *text, double max, double *out)
+{
+	char *end;
+	double v = strtod(text, &end);
+
+	if (*end || end == text || !(v >= 0 && v <= max))
+		return false;
+	*out = v;
+	return true;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option options[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"depth", required_argument, NULL, 'd'},
 	    {"plan-seconds", required_argument, NULL, 's'},
+	    {"wait-left", required_argument, NULL, 'w'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
 	const char *output = NULL, *depth = NULL;
-	double plan_seconds = RECORD_PLAN_SECONDS;
+	double plan_seconds = RECORD_PLAN_SECONDS, wait_left = RECORD_WAIT_LEFT_SECONDS;
 	char plan[PATH_MAX];
 	struct timespec now;
 	int c, r, status;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:d:s:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:d:s:w:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -147,14 +210,14 @@ int cmd_record(int argc, char **argv)
 			depth = optarg;
 			break;
 		}
-		case 's': {
-			char *end;
-			double v = strtod(optarg, &end);
-			if (*end || end == optarg || !(v >= 0 && v <= 3600))
+		case 's':
+			if (!seconds_arg(optarg, 3600, &plan_seconds))
 				return usage("--plan-seconds takes seconds from 0 to 3600");
-			plan_seconds = v;
 			break;
-		}
+		case 'w':
+			if (!seconds_arg(optarg, 86400, &wait_left))
+				return usage("--wait-left takes seconds from 0 to 86400");
+			break;
 		case 'h':
 			return usage(NULL);
 		default:
@@ -211,7 +274,11 @@ int cmd_record(int argc, char **argv)
 		unsetenv("MEMPLAN_STATS");
 	launch_add_preload();
 
+	/* Without it, the processes the command leaves running would outlive
+	 * memplan unseen. */
+	launch_adopt_left();
 	status = launch_run(argv + optind);
+	wait_for_left(output, argv[optind], wait_left);
 	struct outcome seen = {.output = output};
 	if (getenv("MEMPLAN_STATS")) {
 		stats_lines_read(stats, 0, note_outcome, &seen);

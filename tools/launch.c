@@ -5,10 +5,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "preload_path.h"
@@ -119,4 +122,112 @@ int launch_run(char **argv)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return 1;
+}
+
+int launch_adopt_left(void)
+{
+	return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : -errno;
+}
+
+/* Reaps the adopted processes that ended: whether any is still running. */
+static bool reap_left(void)
+{
+	pid_t pid;
+
+	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+		;
+	return pid == 0; /* -1 (ECHILD): no child left */
+}
+
+/* Appends "pid N name" to what (at its length *len), the name from
+ * /proc/N/comm. */
+static void describe(pid_t pid, char *what, size_t cap, size_t *len)
+{
+	char path[64], name[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((f = fopen(path, "r"))) {
+		if (fgets(name, sizeof(name), f))
+			name[strcspn(name, "\n")] = 0;
+		fclose(f);
+	}
+	int n = snprintf(what + *len, cap - *len, "%spid %d%s%s", *len ? ", " : "", (int)pid,
+			 *name ? " " : "", name);
+	if (n > 0 && (size_t)n < cap - *len)
+		*len += (size_t)n;
+}
+
+/* How many of the first few left processes to name. */
+#define LEFT_NAMED 3
+
+unsigned launch_left(char *what, size_t cap)
+{
+	char path[64];
+	unsigned count = 0;
+	size_t len = 0;
+	FILE *f;
+	int pid;
+
+	if (cap)
+		what[0] = 0;
+	if (!reap_left())
+		return 0;
+	/* The children of memplan's only thread; with no such file (a kernel
+	 * without CONFIG_PROC_CHILDREN), there is at least one. */
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	if (!(f = fopen(path, "r")))
+		return 1;
+	while (fscanf(f, "%d", &pid) == 1)
+		if (count++ < LEFT_NAMED && cap)
+			describe(pid, what, cap, &len);
+	fclose(f);
+	if (count > LEFT_NAMED && cap)
+		snprintf(what + len, cap - len, " and %u more", count - LEFT_NAMED);
+	return count ? count : 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+unsigned launch_wait_left(double seconds)
+{
+	sigset_t wake, before;
+	double deadline = now_s() + seconds;
+	bool signalled = false;
+
+	/* Blocked, these wait in sigtimedwait: SIGCHLD, even where its action is
+	 * to ignore it, stays pending while blocked. */
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGCHLD);
+	for (size_t i = 0; i < PASSED_ON_COUNT; i++)
+		sigaddset(&wake, passed_on[i]);
+	sigprocmask(SIG_BLOCK, &wake, &before);
+	while (reap_left()) {
+		double left_s = deadline - now_s();
+		if (left_s <= 0)
+			break;
+		struct timespec ts = {.tv_sec = (time_t)left_s,
+				      .tv_nsec = (long)((left_s - (double)(time_t)left_s) * 1e9)};
+		int sig = sigtimedwait(&wake, NULL, &ts);
+		if (sig > 0 && sig != SIGCHLD) {
+			if (signalled)
+				break;
+			signalled = true;
+			if (deadline > now_s() + 1)
+				deadline = now_s() + 1;
+		}
+	}
+	/* What came since would act on its own once unblocked (a SIGINT ends
+	 * memplan before it writes anything): taken here instead. */
+	const struct timespec now = {0};
+	while (sigtimedwait(&wake, NULL, &now) > 0)
+		;
+	sigprocmask(SIG_SETMASK, &before, NULL);
+	return launch_left(NULL, 0);
 }

@@ -33,3 +33,21 @@ void launch_set_mode(const char *mode, const char *plan, uint64_t record_id);
  * reaches the command twice; the preload library takes the second for the
  * first.) */
 int launch_run(char **argv);
+
+/* Makes memplan the parent of the processes the command leaves running when
+ * their own parent ends (a shell's background job, a daemon), instead of init
+ * (PR_SET_CHILD_SUBREAPER), so that launch_wait_left can wait for them. Call
+ * before launch_run. Returns 0 or a negative errno. */
+int launch_adopt_left(void);
+
+/* The processes the command left running, once launch_run has returned: reaps
+ * those that ended and returns how many are still running, described in
+ * what[] ("pid 123 sleep, pid 124 python3", the first few and how many more). */
+unsigned launch_left(char *what, size_t cap);
+
+/* Waits up to seconds for the processes the command left running to end,
+ * reaping them. A SIGINT, SIGTERM, SIGHUP or SIGQUIT sent to memplan meanwhile
+ * cuts the wait to one more second (^C also reaches the terminal's foreground
+ * jobs, which then end and write what they recorded), a second one ends it;
+ * neither is passed on. Returns how many are still running. */
+unsigned launch_wait_left(double seconds);

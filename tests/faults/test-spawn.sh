@@ -7,8 +7,8 @@
 # image: output identical, and the main process and both pool workers served
 # from the arena. (They once differed between record and replay, and the
 # workers ran without a plan.) The resource tracker is left out: it outlives
-# the main process, and memplan record does not wait for it, so its image may
-# or may not be in the plan (bounded kills it with the rest of the group).
+# the main process, briefly (memplan record waits for it, quietly: it ends as
+# the main process's pipe closes), and replay does not wait for it.
 . "$(dirname "$0")/lib.sh"
 need python3
 # The interpreter itself, not a wrapper (pyenv's shim is a shell script).
