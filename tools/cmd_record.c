@@ -145,18 +145,19 @@ static void wait_for_left(const char *output, const char *cmd, double seconds)
 {
 	const double quiet =
 	    seconds < RECORD_WAIT_QUIET_SECONDS ? seconds : RECORD_WAIT_QUIET_SECONDS;
+	bool signalled = false;
 	char what[256];
 	unsigned n;
 
-	if (seconds <= 0 || !launch_wait_left(quiet))
+	if (seconds <= 0 || !launch_wait_left(quiet, &signalled))
 		return;
-	if (seconds > quiet) {
+	if (seconds > quiet && !signalled) {
 		launch_left(what, sizeof(what));
 		fprintf(stderr,
 			"memplan: waiting up to %g s for what %s left running (%s): its "
 			"allocations are part of the plan (^C stops waiting)\n",
 			seconds, cmd, what);
-		if (!launch_wait_left(seconds - quiet))
+		if (!launch_wait_left(seconds - quiet, &signalled))
 			return;
 	}
 	if (!(n = launch_left(what, sizeof(what))))

@@ -195,11 +195,10 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-unsigned launch_wait_left(double seconds)
+unsigned launch_wait_left(double seconds, bool *signalled)
 {
 	sigset_t wake, before;
 	double deadline = now_s() + seconds;
-	bool signalled = false;
 
 	/* Blocked, these wait in sigtimedwait: SIGCHLD, even where its action is
 	 * to ignore it, stays pending while blocked. */
@@ -216,9 +215,9 @@ unsigned launch_wait_left(double seconds)
 				      .tv_nsec = (long)((left_s - (double)(time_t)left_s) * 1e9)};
 		int sig = sigtimedwait(&wake, NULL, &ts);
 		if (sig > 0 && sig != SIGCHLD) {
-			if (signalled)
+			if (*signalled)
 				break;
-			signalled = true;
+			*signalled = true;
 			if (deadline > now_s() + 1)
 				deadline = now_s() + 1;
 		}
@@ -226,8 +225,10 @@ unsigned launch_wait_left(double seconds)
 	/* What came since would act on its own once unblocked (a SIGINT ends
 	 * memplan before it writes anything): taken here instead. */
 	const struct timespec now = {0};
-	while (sigtimedwait(&wake, NULL, &now) > 0)
-		;
+	int sig;
+	while ((sig = sigtimedwait(&wake, NULL, &now)) > 0)
+		if (sig != SIGCHLD)
+			*signalled = true;
 	sigprocmask(SIG_SETMASK, &before, NULL);
 	return launch_left(NULL, 0);
 }

@@ -2,6 +2,7 @@
  * status through. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,7 +48,8 @@ unsigned launch_left(char *what, size_t cap);
 
 /* Waits up to seconds for the processes the command left running to end,
  * reaping them. A SIGINT, SIGTERM, SIGHUP or SIGQUIT sent to memplan meanwhile
- * cuts the wait to one more second (^C also reaches the terminal's foreground
- * jobs, which then end and write what they recorded), a second one ends it;
- * neither is passed on. Returns how many are still running. */
-unsigned launch_wait_left(double seconds);
+ * sets *signalled and cuts the wait to one more second (^C also reaches the
+ * terminal's foreground jobs, which then end and write what they recorded);
+ * one while *signalled is set ends it. Neither is passed on. Returns how many
+ * are still running. */
+unsigned launch_wait_left(double seconds, bool *signalled);

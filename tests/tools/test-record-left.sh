@@ -19,6 +19,18 @@ awk 'BEGIN {
 }' >"$WORK/instance.csv"
 late="(sleep 1; exec '$PROGRAMS/dsa_replay' '$WORK/instance.csv' >/dev/null)"
 
+# The sleepers below, named by memplan's messages, do not outlive the test.
+sleepers=()
+trap 'kill "${sleepers[@]}" 2>/dev/null; rm -rf "$WORK"' EXIT
+# end_sleeper FILE: kills the sleeper that memplan named in FILE.
+end_sleeper() {
+  local pid
+  pid=$(grep -o "pid [0-9]* sleep, left running" "$1" | grep -o "[0-9]*" | head -1)
+  [ -n "$pid" ] || fail "no sleeper named: $(cat "$1")"
+  sleepers+=("$pid")
+  kill "$pid"
+}
+
 # late_image PLAN: "ARENA SYMBOLS" of the plan's dsa_replay image, or nothing.
 late_image() {
   "$MEMPLAN" show --json "$1" | python3 -S -c '
@@ -60,10 +72,10 @@ status 0 "$MEMPLAN" record --wait-left 1 -o "$WORK/stay.plan" -- sh -c "sleep 60
 [ $(($(date +%s) - start)) -lt 10 ] || fail "--wait-left 1 waited $(($(date +%s) - start)) s"
 grep -q "stay.plan: pid [0-9]* sleep, left running by sh, goes on" "$WORK/err" ||
   fail "the sleeper is not named: $(cat "$WORK/err")"
-pkill -f "^sleep 60$" || true
+end_sleeper "$WORK/err"
 
-# ^C while waiting: one more second, then memplan writes the plan and returns.
-"$MEMPLAN" record -o "$WORK/int.plan" -- sh -c "sleep 61 & exit 0" 2>"$WORK/int.err" &
+# ^C while waiting: one more second, then memplan plans and returns.
+"$MEMPLAN" record -o "$WORK/int.plan" -- sh -c "sleep 60 & exit 0" >"$WORK/int.out" 2>"$WORK/int.err" &
 recorder=$!
 for _ in $(seq 100); do
   grep -q waiting "$WORK/int.err" && break
@@ -80,8 +92,23 @@ set -e
 [ $(($(date +%s) - start)) -lt 5 ] || fail "^C did not cut the wait short"
 grep -q "int.plan: pid [0-9]* sleep, left running by sh, goes on" "$WORK/int.err" ||
   fail "the sleeper is not named after ^C: $(cat "$WORK/int.err")"
+end_sleeper "$WORK/int.err"
 [ -s "$WORK/int.plan" ] || fail "no plan after ^C in the wait"
-pkill -f "^sleep 61$" || true
+
+# ^C as soon as the sleeper is memplan's, in the wait's quiet first second:
+# the same.
+"$MEMPLAN" record -o "$WORK/quiet.plan" -- sh -c "sleep 60 & exit 0" >"$WORK/quiet.out" \
+  2>"$WORK/quiet.err" &
+recorder=$!
+for _ in $(seq 200); do
+  pgrep -P "$recorder" -x sleep >/dev/null && break
+  sleep 0.01
+done
+start=$(date +%s)
+kill -INT "$recorder"
+wait "$recorder" || fail "memplan record failed after ^C in the quiet wait: $(cat "$WORK/quiet.err")"
+[ $(($(date +%s) - start)) -lt 5 ] || fail "^C in the quiet wait did not cut it short"
+end_sleeper "$WORK/quiet.err"
 
 status 2 "$MEMPLAN" record --wait-left -1 -o "$WORK/x.plan" -- true
 grep -q -- "--wait-left takes seconds from 0 to 86400" "$WORK/err" || fail "$(cat "$WORK/err")"
