@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "array_grow.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "json_print.h"
@@ -349,14 +350,13 @@ static void add_missed_site(struct hit_totals *t, const struct stats_missed_site
 		k++;
 	if (k == t->site_count) {
 		if (t->site_count == t->site_cap) {
-			size_t cap = t->site_cap ? 2 * t->site_cap : 16;
-			struct missed_total *grown = realloc(t->sites, cap * sizeof(*grown));
+			struct missed_total *grown =
+			    array_grow(t->sites, &t->site_cap, sizeof(*grown), 16);
 			if (!grown) {
 				t->out_of_memory = true;
 				return;
 			}
 			t->sites = grown;
-			t->site_cap = cap;
 		}
 		t->sites[k].key = m->key;
 		t->sites[k].misses = 0;

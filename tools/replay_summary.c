@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array_grow.h"
 #include "missed_sites.h"
 #include "size_text.h"
 #include "stats_lines.h"
@@ -31,14 +32,12 @@ static void add_line(const struct stats_line *line, void *ctx)
 	struct replay_summary *s = r->s;
 
 	if (s->count == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 16;
-		struct replay_image *grown = realloc(s->images, cap * sizeof(*grown));
+		struct replay_image *grown = array_grow(s->images, &r->cap, sizeof(*grown), 16);
 		if (!grown) {
 			r->out_of_memory = true;
 			return;
 		}
 		s->images = grown;
-		r->cap = cap;
 	}
 	struct replay_image *im = &s->images[s->count++];
 	memset(im, 0, sizeof(*im));

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array_grow.h"
 #include "hash_table.h"
 #include "plan_file.h"
 
@@ -181,12 +182,10 @@ static struct module_slot *open_module(struct symbolizer *s, const char *path,
 		}
 	}
 	if (s->slot_count == s->slot_cap) {
-		size_t cap = s->slot_cap ? 2 * s->slot_cap : 16;
-		struct module_slot *grown = realloc(s->slots, cap * sizeof(*grown));
+		struct module_slot *grown = array_grow(s->slots, &s->slot_cap, sizeof(*grown), 16);
 		if (!grown)
 			return NULL;
 		s->slots = grown;
-		s->slot_cap = cap;
 	}
 	slot = &s->slots[s->slot_count];
 	memset(slot, 0, sizeof(*slot));
