@@ -36,6 +36,7 @@
 #include "plan_file.h"
 #include "pool_slots.h"
 #include "real_libc.h"
+#include "site_keys.h"
 #include "site_misses.h"
 #include "spare.h"
 #include "strict.h"
@@ -71,14 +72,7 @@ static enum image_match image_match;
  * others: a plan in which no process of a command finds its program was made
  * from other programs (memplan replay reads it from the statistics). */
 static bool exe_in_plan;
-/* The image's sites by key, sorted, one per key (the first site wins a
- * duplicate): 16 bytes a site, where a hash table of items took 100. */
-struct site_key {
-	uint64_t key;
-	uint32_t index;
-};
-static struct site_key *sites_by_key;
-static uint32_t sites_by_key_count;
+static struct site_keys sites_by_key;			 /* the image's */
 static uint64_t size_class_bits[PLAN_SIZE_CLASSES / 64]; /* the image's */
 
 /* Statistics, counted per thread so that the hot path takes no shared cache line:
@@ -156,20 +150,12 @@ static void miss(enum miss_reason why)
 	bump(c, &c->misses[why], 1);
 }
 
-static int by_key(const void *key, const void *item)
-{
-	const uint64_t k = *(const uint64_t *)key, other = ((const struct site_key *)item)->key;
-
-	return (k > other) - (k < other);
-}
-
 static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *frames,
 			    uint32_t count)
 {
-	const struct site_key *found =
-	    bsearch(&key, sites_by_key, sites_by_key_count, sizeof(*sites_by_key), by_key);
+	uint32_t site = site_keys_find(&sites_by_key, key);
 
-	return found ? found->index : CALLSITE_UNKNOWN;
+	return site == SITE_KEYS_NONE ? CALLSITE_UNKNOWN : site;
 }
 
 struct entry_window;
@@ -547,37 +533,10 @@ static int list_gates(void)
 			     c < image.pools[k].first_chunk + image.pools[k].chunk_count; c++)
 				chunk_gates[n++] = (struct chunk_gate){image.chunks[c].occurrence, c};
 		sp->gate_count = n - sp->first_gate;
-		qsort(chunk_gates + sp->first_gate, sp->gate_count, sizeof(*chunk_gates),
-		      by_occurrence);
+		if (sp->gate_count > 1)
+			qsort(chunk_gates + sp->first_gate, sp->gate_count, sizeof(*chunk_gates),
+			      by_occurrence);
 	}
-	return 0;
-}
-
-static int by_site_key(const void *a, const void *b)
-{
-	const struct site_key *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return (x->index > y->index) - (x->index < y->index);
-}
-
-/* Fills sites_by_key. */
-static int index_sites(void)
-{
-	const uint32_t n = image.record.site_count;
-	uint32_t kept = 0;
-
-	sites_by_key = __libc_malloc((n ? n : 1) * sizeof(*sites_by_key));
-	if (!sites_by_key)
-		return -ENOMEM;
-	for (uint32_t s = 0; s < n; s++)
-		sites_by_key[s] = (struct site_key){image.sites[s].key, s};
-	qsort(sites_by_key, n, sizeof(*sites_by_key), by_site_key);
-	for (uint32_t i = 0; i < n; i++)
-		if (!kept || sites_by_key[i].key != sites_by_key[kept - 1].key)
-			sites_by_key[kept++] = sites_by_key[i];
-	sites_by_key_count = kept;
 	return 0;
 }
 
@@ -623,7 +582,7 @@ static int index_image(void)
 		};
 	if (list_gates() < 0)
 		return -ENOMEM;
-	return index_sites();
+	return site_keys_build(&sites_by_key, image.sites, r->site_count);
 }
 
 int replay_start(void)
@@ -1183,9 +1142,7 @@ static void reset_counters(void)
  * thread (a forked child). */
 static void drop_image(void)
 {
-	__libc_free(sites_by_key);
-	sites_by_key = NULL;
-	sites_by_key_count = 0;
+	site_keys_free(&sites_by_key);
 	for (uint32_t s = 0; windows && s < image.record.site_count; s++) {
 		struct entry_window *w = atomic_load(&windows[s]);
 		if (w && atomic_load(&w->tail) != TAIL_UNREAD)
@@ -1789,10 +1746,7 @@ static void write_missed_sites(struct json_line *j)
 
 	json_key_object(j, "missed_sites");
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t k = 0;
-		for (uint32_t s = 0; s < sites_by_key_count; s++)
-			if (sites_by_key[s].index == top[i].site)
-				k = sites_by_key[s].key;
+		uint64_t k = site_keys_key(&sites_by_key, top[i].site);
 		for (int d = 15; d >= 0; d--, k >>= 4)
 			key[d] = "0123456789abcdef"[k & 15];
 		key[16] = '\0';
