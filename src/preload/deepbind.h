@@ -10,7 +10,8 @@
  * memplan's dlopen passes every call straight to glibc's (by a jump, so that
  * glibc sees the program's return address: it searches the caller's RUNPATH
  * and namespace) unless a mode is running and the call asks for
- * RTLD_DEEPBIND. Such a call is made in the caller's namespace, a bare name
+ * RTLD_DEEPBIND. (In replay, the first call opens memplan's record module
+ * before it goes on: record_module.h.) Such a call is made in the caller's namespace, a bare name
  * looked for first along the caller's own search path; then, in every object
  * the call loaded, the references to the allocation functions that now point
  * at glibc's are pointed at those the global scope gives (memplan's), as

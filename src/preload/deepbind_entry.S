@@ -10,7 +10,9 @@
 	.p2align 4
 dlopen:
 	.cfi_startproc
-	testl	$RTLD_DEEPBIND, %esi
+	cmpb	$0, record_module_pending(%rip)
+	jne	2f
+0:	testl	$RTLD_DEEPBIND, %esi
 	jz	1f
 	cmpb	$0, deepbind_rebinding(%rip)
 	jne	deepbind_dlopen		/* a jump too: its return address is the caller's */
@@ -18,6 +20,22 @@ dlopen:
 	testq	%rax, %rax
 	jz	deepbind_dlopen_unresolved
 	jmp	*%rax
+	/* Replay's record module first (record_module.h), the arguments kept,
+	 * the stack aligned for the call. */
+2:	pushq	%rdi
+	.cfi_adjust_cfa_offset 8
+	pushq	%rsi
+	.cfi_adjust_cfa_offset 8
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
+	call	record_module_open_late
+	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
+	popq	%rsi
+	.cfi_adjust_cfa_offset -8
+	popq	%rdi
+	.cfi_adjust_cfa_offset -8
+	jmp	0b
 	.cfi_endproc
 	.size	dlopen, .-dlopen
 #endif

@@ -476,9 +476,14 @@ static int start_mode(enum preload_mode mode)
 	}
 	/* Replay loads the record module too, and runs none of its code (it has
 	 * no initialisers): the loader sizes some of its own allocations by the
-	 * objects loaded, and a later dlopen's are the program's to replay. */
+	 * objects loaded, and a later dlopen's are the program's to replay. It
+	 * does so before the program's first dlopen, where it can. */
 	const char *why = NULL;
-	const struct record_module *module = record_module_open(mode == PRELOAD_RECORD, &why);
+	const struct record_module *module = NULL;
+	if (mode == PRELOAD_RECORD || !RECORD_MODULE_LATE)
+		module = record_module_open(mode == PRELOAD_RECORD, &why);
+	else
+		atomic_store(&record_module_pending, true);
 	if (mode == PRELOAD_RECORD) {
 		read_record_id();
 		r = file_check_regular_or_absent(preload_config.plan_path);

@@ -12,7 +12,10 @@
  * plugin host's replay met one allocation of a size its recording never
  * made); the module has no initialisers, so none of its code is run, nor
  * mapped. libmemplan.so's code resident in a jq replay: 204 KiB before, 128
- * after.
+ * after. Replay opens it only before the program's first dlopen
+ * (record_module_open_late): at start-up, the open was 22 us of every
+ * replayed process's start (a shell script's head, sort and uniq: 175 us
+ * in all), and most never call dlopen.
  *
  * The module is built from the pure core only: it holds no state of its own,
  * so the struct recording it works on stays libmemplan.so's. */
@@ -55,3 +58,19 @@ struct record_module {
  * its table, or NULL with why (a static string, or dlerror's) set. Call with
  * the guard set, at start-up. */
 const struct record_module *record_module_open(bool to_record, const char **why);
+
+/* Where memplan wraps dlopen (deepbind.h: x86-64), replay sets
+ * record_module_pending at start-up instead of opening the module, and the
+ * wrapper calls record_module_open_late before the program's first dlopen
+ * goes on. The loader's own opens (glibc's NSS and iconv modules, libgcc_s
+ * for a thread's cancellation) pass the wrapper by: one of them before any
+ * dlopen of the program's may meet an allocation of a size the recording
+ * did not make, which replay passes to libc. So may a dlopen on another thread
+ * while the first one opens the module: it does not wait. */
+#if defined(__x86_64__)
+#define RECORD_MODULE_LATE 1
+#else
+#define RECORD_MODULE_LATE 0
+#endif
+extern _Atomic bool record_module_pending;
+void record_module_open_late(void);

@@ -4,7 +4,13 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <string.h>
+
+#include "guard.h"
+
+/* Read by dlopen's wrapper (deepbind_entry.S), a byte. */
+__attribute__((visibility("hidden"), used)) _Atomic bool record_module_pending;
 
 const struct record_module *record_module_open(bool to_record, const char **why)
 {
@@ -32,4 +38,18 @@ const struct record_module *record_module_open(bool to_record, const char **why)
 		*why = error ? error : RECORD_MODULE_FILE " has no " RECORD_MODULE_SYMBOL;
 	}
 	return table;
+}
+
+/* Called by dlopen's wrapper while record_module_pending is set, with the
+ * program's arguments saved. Cleared first: the module's own dlopen comes
+ * back through the wrapper. */
+__attribute__((visibility("hidden"), used)) void record_module_open_late(void)
+{
+	const char *why;
+
+	if (!atomic_exchange(&record_module_pending, false))
+		return;
+	guard_enter(); /* the loader's allocations are memplan's */
+	record_module_open(false, &why);
+	guard_leave();
 }

@@ -56,9 +56,10 @@ cp "$WORK/good.plan" "$WORK/future.plan"
 printf '\x07' | dd of="$WORK/future.plan" bs=1 seek=8 conv=notrunc status=none
 
 # Recording needs libmemplan-record.so beside libmemplan.so; replay loads it
-# too (so that the loader's tables are the same in both), but runs none of its
-# code, and can do without it. A libmemplan.so copied alone records nothing,
-# says why in one line, and still replays.
+# too, before the program's first dlopen (so that the loader's tables are the
+# same in both), but runs none of its code, and can do without it. A
+# libmemplan.so copied alone records nothing, says why in one line, and still
+# replays.
 mkdir "$WORK/lone"
 cp "$LIB" "$WORK/lone/libmemplan.so"
 LIB="$WORK/lone/libmemplan.so" raw lone-record "cannot start recording: .*libmemplan-record.so" \
@@ -69,17 +70,23 @@ MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/good.plan" MEMPLAN_STATS="$WORK/lone.sta
   fail "lone-replay: sort failed"
 cmp -s "$WORK/expected.out" "$WORK/lone.out" || fail "lone-replay: output changed"
 grep -Eq '"hits":[1-9]' "$WORK/lone.stats" || fail "lone-replay: nothing served: $(cat "$WORK/lone.stats")"
-module_code_kib() { # MODE: KiB of the record module's code resident in cat
-  MEMPLAN_MODE=$1 MEMPLAN_PLAN="$WORK/$1-maps.plan" LD_PRELOAD="$LIB" cat /proc/self/smaps |
+module_code_kib() { # MODE CMD...: KiB of the record module's code resident in CMD,
+  # which prints its own smaps
+  local mode=$1
+  shift
+  MEMPLAN_MODE=$mode MEMPLAN_PLAN="$WORK/$mode-maps.plan" LD_PRELOAD="$LIB" "$@" |
     awk '/^[0-9a-f]+-[0-9a-f]+ / { code = $2 ~ /x/ && $NF ~ /libmemplan-record\.so$/; seen += code }
          code && /^Rss:/ { kib += $2 } END { print seen ? kib : "unmapped" }'
 }
 cp "$WORK/good.plan" "$WORK/replay-maps.plan"
-code=$(module_code_kib replay)
-[ "$code" = 0 ] || fail "replay has $code KiB of the record module's code resident (expected 0)"
-code=$(module_code_kib record)
+code=$(module_code_kib replay cat /proc/self/smaps)
+[ "$code" = unmapped ] || fail "replay of cat, which calls no dlopen, mapped the record module"
+# perl loads POSIX.so with dlopen.
+code=$(module_code_kib replay perl -MPOSIX -e 'open my $f, "<", "/proc/self/smaps" or die; print <$f>')
+[ "$code" = 0 ] || fail "replay of perl -MPOSIX: the record module $code (expected mapped, 0 KiB of code resident)"
+code=$(module_code_kib record cat /proc/self/smaps)
 [ "$code" != unmapped ] && [ "$code" -gt 0 ] || fail "record ran no code of the record module: $code"
-echo "lone: replay served without the record module; with it, none of its code is resident"
+echo "lone: replay served without the record module; with it, opened at the first dlopen, none of its code is resident"
 
 raw truncated "truncated.plan: truncated" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/truncated.plan"
 raw flipped "flipped.plan: checksum mismatch" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/flipped.plan"
