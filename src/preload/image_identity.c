@@ -24,12 +24,8 @@ int image_identity_read(struct image_identity *id, uint64_t exe_key)
 	ssize_t n, path_bytes;
 	int fd;
 
-	/* Field by field: a memset of the whole (8 KiB of paths) wrote pages
-	 * that nothing else of a small program's start-up touches. */
+	memset(id, 0, sizeof(*id));
 	id->exe_key = exe_key;
-	id->args_key = 0;
-	id->args_bytes = 0;
-	id->fork_ordinal = 0;
 	path_bytes = readlink("/proc/self/exe", id->exe_path, sizeof(id->exe_path) - 1);
 	if (path_bytes < 0)
 		path_bytes = 0;
