@@ -11,11 +11,12 @@
  * glibc sees the program's return address: it searches the caller's RUNPATH
  * and namespace) unless a mode is running and the call asks for
  * RTLD_DEEPBIND. (In replay, the first call opens memplan's record module
- * before it goes on: record_module.h.) Such a call is made in the caller's namespace, a bare name
- * looked for first along the caller's own search path; then, in every object
- * the call loaded, the references to the allocation functions that now point
- * at glibc's are pointed at those the global scope gives (memplan's), as
- * without RTLD_DEEPBIND. Every other symbol keeps its deep binding.
+ * before it goes on: record_module.h.) Such a call is made in the caller's
+ * namespace, a bare name looked for first along the caller's own search
+ * path; then, in every object the call loaded, the references to the
+ * allocation functions that now point at glibc's are pointed at those the
+ * global scope gives (memplan's), as without RTLD_DEEPBIND. Every other
+ * symbol keeps its deep binding.
  *
  * x86-64 only (the relocation types); elsewhere dlopen is not wrapped. */
 #pragma once

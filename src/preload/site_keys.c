@@ -31,6 +31,9 @@ int site_keys_build(struct site_keys *t, const struct plan_site *sites, uint32_t
 {
 	uint64_t slots = 2;
 
+	*t = (struct site_keys){0};
+	if (n > UINT32_MAX / 4)
+		return -ENOMEM; /* its slots would not fit the mask */
 	while (slots < 2 * (uint64_t)n)
 		slots *= 2;
 	*t = (struct site_keys){.mask = (uint32_t)(slots - 1), .salt = process_salt()};
