@@ -1,8 +1,10 @@
 /* The plan image's call sites by key (src/preload/site_keys.c): every site is
  * found by its key, the first of sites that share one, a key of 0 too; a key
- * of no site is not found; an empty image finds nothing. Then hostile keys:
- * 20,000 sites of one key, and 20,000 whose keys differ only above the bits a
- * plain mask would take, are indexed and found in time (the salt). */
+ * of no site is not found; an empty image finds nothing; a count too big for
+ * the table is refused. Then hostile keys: 20,000 sites of one key, and
+ * 20,000 whose keys differ only above the bits a plain mask would take, are
+ * indexed and found in time (the salt). */
+#include <errno.h>
 #include <string.h>
 
 #include "check.h"
@@ -43,8 +45,8 @@ int main(void)
 	}
 	site_keys_free(&t);
 
-	/* One key for all: every lookup finds the first; built in linear time
-	 * per insert at worst, so 20,000 is quick. */
+	/* One key for all: every lookup finds the first, and each insert finds
+	 * the key in its first slot. */
 	for (uint32_t s = 0; s < 20000; s++)
 		sites[s].key = 0xdeadbeef;
 	CHECK_EQ_U64(site_keys_build(&t, sites, 20000), 0);
@@ -60,5 +62,9 @@ int main(void)
 	for (uint32_t s = 0; s < 20000; s++)
 		CHECK_EQ_U64(site_keys_find(&t, sites[s].key), s);
 	site_keys_free(&t);
+
+	/* A count whose slots would not fit 32 bits is refused, nothing read. */
+	CHECK_EQ_U64(site_keys_build(&t, NULL, UINT32_MAX), (uint64_t)-ENOMEM);
+	CHECK_EQ_U64(site_keys_find(&t, 1), SITE_KEYS_NONE);
 	return 0;
 }
