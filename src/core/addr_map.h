@@ -35,14 +35,20 @@ int addr_map_put(struct addr_map *map, uint64_t key, uint64_t value);
 /* Looks key up; returns true and sets *value if present. Does not allocate. */
 bool addr_map_get(const struct addr_map *map, uint64_t key, uint64_t *value);
 
-/* Where key's lookup starts. Addresses share low zero bits and high prefixes; a
- * multiplicative mix spreads them over the table. */
-static inline uint64_t addr_map_home(const struct addr_map *map, uint64_t key)
+/* A multiplicative mix of key, spread over all 64 bits: addresses share low
+ * zero bits and high prefixes. */
+static inline uint64_t addr_map_mix(uint64_t key)
 {
 	key ^= key >> 33;
 	key *= UINT64_C(0xff51afd7ed558ccd);
 	key ^= key >> 33;
-	return key & map->mask;
+	return key;
+}
+
+/* Where key's lookup starts. */
+static inline uint64_t addr_map_home(const struct addr_map *map, uint64_t key)
+{
+	return addr_map_mix(key) & map->mask;
 }
 
 /* Starts loading the slot where key's lookup starts, so that a put or remove of

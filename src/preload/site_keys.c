@@ -6,15 +6,12 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "addr_map.h"
 #include "real_libc.h"
 
 static uint32_t home(const struct site_keys *t, uint64_t key)
 {
-	key ^= t->salt;
-	key ^= key >> 33;
-	key *= UINT64_C(0xff51afd7ed558ccd);
-	key ^= key >> 33;
-	return (uint32_t)key & t->mask;
+	return (uint32_t)addr_map_mix(key ^ t->salt) & t->mask;
 }
 
 static uint64_t process_salt(void)
