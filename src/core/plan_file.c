@@ -1051,22 +1051,23 @@ static int read_record(int fd, char *buf, uint32_t i, char *why, size_t why_len)
 	return r < 0 ? read_failed(why, why_len, r) : 0;
 }
 
-int plan_file_read_args(int fd, const void *buf, uint64_t len, uint32_t i, char *args,
-			uint32_t cap, uint32_t *bytes, char *why, size_t why_len)
+int plan_file_args_span(const struct plan_image_record *rec, uint32_t i, uint64_t len, uint64_t *at,
+			uint32_t *bytes, char *why, size_t why_len)
 {
-	struct plan_image_record rec;
-	int r = plan_file_read_records(fd, buf, i, 1, &rec);
-
-	if (r == -EINVAL)
-		return fail(why, why_len, r, "image %u: no such image", i);
-	if (r < 0)
-		return read_failed(why, why_len, r);
-	if (!table_fits(rec.strings_offset, rec.strings_bytes, 1, len))
+	if (!table_fits(rec->strings_offset, rec->strings_bytes, 1, len))
 		return fail(why, why_len, -EINVAL, "image %u: table out of bounds", i);
-	if (!args_fit(&rec))
+	if (!args_fit(rec))
 		return fail(why, why_len, -EINVAL, "image %u: arguments out of bounds", i);
-	*bytes = rec.args_bytes < cap ? rec.args_bytes : cap;
-	r = pread_all(fd, args, *bytes, rec.strings_offset + rec.args_offset);
+	*at = rec->strings_offset + rec->args_offset;
+	*bytes = rec->args_bytes;
+	return 0;
+}
+
+int plan_file_read_args(int fd, uint64_t at, uint32_t bytes, char *args, uint32_t cap,
+			uint32_t *got, char *why, size_t why_len)
+{
+	*got = bytes < cap ? bytes : cap;
+	int r = pread_all(fd, args, *got, at);
 	return r < 0 ? read_failed(why, why_len, r) : 0;
 }
 

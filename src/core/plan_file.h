@@ -363,14 +363,20 @@ int plan_file_read_index(int fd, uint64_t len, bool verify, void **buf, char *wh
 int plan_file_read_records(int fd, const void *buf, uint32_t first, uint32_t count,
 			   struct plan_image_record *out);
 
-/* Copies the arguments of image i (argv, each argument NUL-terminated; at
- * most cap bytes of them, *bytes) into args, once its record says they lie in
- * its string table, inside the file open at fd, of len bytes, whose header buf
- * holds (from plan_file_read_index): what choosing an image by its arguments
- * reads, into memory the caller reuses for each image it compares. Returns 0
+/* Where the arguments of image i, whose record is rec (argv, each argument
+ * NUL-terminated), lie in a plan file of len bytes: *at and *bytes, once the
+ * record says they lie in its string table inside the file. Returns 0, or
+ * -EINVAL and a one-line reason in why. */
+int plan_file_args_span(const struct plan_image_record *rec, uint32_t i, uint64_t len, uint64_t *at,
+			uint32_t *bytes, char *why, size_t why_len);
+
+/* Copies the bytes [at, at + bytes) of the file open at fd (at most cap of
+ * them, *got) into args: the arguments of an image, where plan_file_args_span
+ * found them. What choosing an image by its arguments reads, one read an
+ * image, into memory the caller reuses for each image it compares. Returns 0
  * or a negative errno and a one-line reason in why. */
-int plan_file_read_args(int fd, const void *buf, uint64_t len, uint32_t i, char *args,
-			uint32_t cap, uint32_t *bytes, char *why, size_t why_len);
+int plan_file_read_args(int fd, uint64_t at, uint32_t bytes, char *args, uint32_t cap,
+			uint32_t *got, char *why, size_t why_len);
 
 /* Reads the record and every table of image i into buf but its symbols and
  * its entries, and checks them as plan_file_validate_tables does: a buffer

@@ -177,6 +177,10 @@ static uint64_t plan_bytes;
 struct image_key {
 	uint64_t exe_key, args_key, entry_count;
 	uint32_t site_count, flags, fork_ordinal;
+	/* Where its arguments are, as its record says (plan_file_args_span):
+	 * choosing among the images of an executable reads them, and only them. */
+	uint32_t args_offset, args_bytes;
+	uint64_t strings_offset, strings_bytes;
 };
 static struct image_key *image_keys; /* the header's image_count */
 
@@ -254,6 +258,10 @@ static int read_image_keys(int fd, const void *buf)
 			    .site_count = records[k].site_count,
 			    .flags = records[k].flags,
 			    .fork_ordinal = records[k].fork_ordinal,
+			    .args_offset = records[k].args_offset,
+			    .args_bytes = records[k].args_bytes,
+			    .strings_offset = records[k].strings_offset,
+			    .strings_bytes = records[k].strings_bytes,
 			};
 	}
 	if (r < 0) {
@@ -332,6 +340,7 @@ static void drop_tables(void)
 }
 
 static int plan_descriptor(void);
+static const uint8_t *staged(uint64_t at, uint64_t bytes);
 
 /* Closes the plan's descriptor, opened again by the next read that needs it
  * (plan_descriptor): kept open, it would be among the program's descriptors,
@@ -342,6 +351,17 @@ static void plan_descriptor_close(void)
 	if (plan_fd >= 0)
 		close(plan_fd);
 	plan_fd = -1;
+}
+
+/* Reads the start of image im's entries (and closes the plan, as staged
+ * does), while the plan is still open from choosing it: the blocks of the
+ * sites a process uses first, which its first refills then find without
+ * opening the plan again (a replayed `head` opened it once more). With one
+ * thread. */
+static void stage_first_entries(const struct plan_image *im)
+{
+	if (plan_fd >= 0 && im->record.entry_count)
+		staged(im->record.entries_offset, 1);
 }
 
 /* Gives back the plan's buffer and descriptor. */
@@ -358,19 +378,43 @@ static void unmap_plan(void)
  * does; a forked child goes on with its parent's image, silently. */
 static bool say_unreadable_image = true;
 
-/* Reads image i's record and tables into the plan's buffer (or only its
- * arguments, into args, if args), from the plan file as its index was read
- * and checked; false if it cannot. */
-static bool read_image(uint32_t i, char *args, uint32_t *args_bytes)
+/* Reads image i's record and tables into the plan's buffer, from the plan
+ * file as its index was read and checked; false if it cannot. */
+static bool read_image(uint32_t i)
 {
 	char why[256] = "the file changed on disk";
 	int fd = plan_descriptor();
-	int r = fd < 0 ? -ESTALE
-		: args
-		    ? plan_file_read_args(fd, plan_map, plan_bytes, i, args, IMAGE_ARGS_MAX,
-					  args_bytes, why, sizeof(why))
+	int r = fd < 0
+		    ? -ESTALE
 		    : plan_file_read_image(fd, (void *)plan_map, plan_bytes, i, why, sizeof(why));
 
+	if (r < 0 && say_unreadable_image)
+		log_error(preload_config.plan_path, ": ", why, "; running on libc", NULL);
+	return r == 0;
+}
+
+/* Reads image i's arguments into args (at most IMAGE_ARGS_MAX bytes of them,
+ * *args_bytes), where its key says they are; false if they cannot be, as
+ * read_image. */
+static bool read_image_args(uint32_t i, char *args, uint32_t *args_bytes)
+{
+	const struct image_key *key = &image_keys[i];
+	const struct plan_image_record where = {
+	    .strings_offset = key->strings_offset,
+	    .strings_bytes = key->strings_bytes,
+	    .args_offset = key->args_offset,
+	    .args_bytes = key->args_bytes,
+	};
+	char why[256] = "the file changed on disk";
+	uint64_t at;
+	uint32_t bytes;
+	int fd = plan_descriptor();
+	int r = fd < 0 ? -ESTALE
+		       : plan_file_args_span(&where, i, plan_bytes, &at, &bytes, why, sizeof(why));
+
+	if (r == 0)
+		r = plan_file_read_args(fd, at, bytes, args, IMAGE_ARGS_MAX, args_bytes, why,
+					sizeof(why));
 	if (r < 0 && say_unreadable_image)
 		log_error(preload_config.plan_path, ": ", why, "; running on libc", NULL);
 	return r == 0;
@@ -382,9 +426,9 @@ static bool read_image(uint32_t i, char *args, uint32_t *args_bytes)
  * are nearest this process's (image_args_distance; the first of equals).
  * Returns how it was found: MATCH_NONE if no image is of this executable, or if
  * one could not be read (*unreadable, said). Only the images of this
- * executable are read, and only the arguments of those it passes over, into
- * one buffer: read where they lie in the plan's, the 120 of a shell loop's
- * `head -n N` touched 230 pages of it. */
+ * executable are read, and only the arguments of those it passes over, one
+ * read each (their keys say where), into one buffer: read where they lie in
+ * the plan's, the 120 of a shell loop's `head -n N` touched 230 pages of it. */
 static enum image_match find_image(struct plan_image *found, bool *unreadable)
 {
 	const struct plan_file_header *h = plan_file_header(plan_map);
@@ -414,7 +458,7 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 		if ((key->flags & PLAN_IMAGE_FORKED) != forked ||
 		    (forked && key->fork_ordinal != id->fork_ordinal))
 			continue;
-		if (!read_image(i, args, &args_bytes)) {
+		if (!read_image_args(i, args, &args_bytes)) {
 			*unreadable = true;
 			return MATCH_NONE;
 		}
@@ -426,7 +470,7 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 	}
 	if (best == UINT32_MAX)
 		return MATCH_NONE;
-	if (!read_image(best, NULL, NULL)) {
+	if (!read_image(best)) {
 		*unreadable = true;
 		return MATCH_NONE;
 	}
@@ -594,6 +638,8 @@ int replay_start(void)
 	if (!map_plan())
 		return -EINVAL;
 	image_match = find_image(&image, &unreadable);
+	if (image_match != MATCH_NONE)
+		stage_first_entries(&image);
 	plan_descriptor_close();
 	have_image = exe_in_plan = image_match != MATCH_NONE;
 	if (!have_image) {
@@ -1225,11 +1271,13 @@ void replay_after_fork_child(void)
 		how = find_image(&mine, &unreadable);
 	if (how == MATCH_NONE && plan_map && !unreadable) {
 		uint32_t sibling = sibling_image();
-		if (sibling != UINT32_MAX && read_image(sibling, NULL, NULL)) {
+		if (sibling != UINT32_MAX && read_image(sibling)) {
 			plan_file_image(plan_map, sibling, &mine);
 			how = MATCH_SIBLING;
 		}
 	}
+	if (how != MATCH_NONE)
+		stage_first_entries(&mine);
 	plan_descriptor_close();
 	if (how == MATCH_NONE || !take_own_image(&mine)) {
 		/* A child the recording did not run, or with no room to retire

@@ -22,7 +22,10 @@
  *            whose executable's path ends in NAME made to name frames past
  *            the image's, the checksum made valid again: the file passes its
  *            checksum, that image's tables do not hold together, and the
- *            others' do. */
+ *            others' do;
+ *   badargs=NAME: the same, but that image's arguments made to run past its
+ *            string table: a process of that executable whose own arguments
+ *            are not that image's compares them, and must refuse them. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +82,26 @@ static bool break_image(char *buf, size_t len, const char *name)
 	return false;
 }
 
+/* Makes the arguments of the first image whose executable's path ends in name
+ * run past its string table, and reseals; false if there is none. */
+static bool break_args(char *buf, size_t len, const char *name)
+{
+	struct plan_file_header *h = (struct plan_file_header *)buf;
+
+	for (uint32_t i = 0; i < h->image_count; i++) {
+		struct plan_image_record *r =
+		    (void *)(buf + h->images_offset + (uint64_t)i * h->image_record_bytes);
+		const char *exe = buf + r->strings_offset + r->exe_path_offset;
+		size_t n = strlen(exe), k = strlen(name);
+		if (n < k || strcmp(exe + n - k, name))
+			continue;
+		r->args_bytes = (uint32_t)(r->strings_bytes - r->args_offset + 1);
+		h->checksum = XXH3_64bits(buf + 32, len - 32);
+		return true;
+	}
+	return false;
+}
+
 /* Sets a reserved flag in the first entry of every other block, and reseals. */
 static void break_blocks(char *buf, size_t len)
 {
@@ -121,11 +144,13 @@ int main(int argc, char **argv)
 
 	const char *mode = argc == 4 ? argv[3] : "";
 	const char *bad_image = !strncmp(mode, "badimage=", 9) ? mode + 9 : NULL;
+	const char *bad_args = !strncmp(mode, "badargs=", 8) ? mode + 8 : NULL;
 	bool keeps_entries = !strcmp(mode, "badblocks") || !strcmp(mode, "outside") ||
-			     !strcmp(mode, "sizes") || !strcmp(mode, "nosizes") || bad_image;
+			     !strcmp(mode, "sizes") || !strcmp(mode, "nosizes") || bad_image ||
+			     bad_args;
 	if (!keeps_entries && strcmp(mode, "zero") && strcmp(mode, "shuffle")) {
-		fprintf(stderr, "usage: hostile-plan IN OUT "
-				"zero|shuffle|badblocks|outside|sizes|nosizes|badimage=NAME\n");
+		fprintf(stderr, "usage: hostile-plan IN OUT zero|shuffle|badblocks|outside|"
+				"sizes|nosizes|badimage=NAME|badargs=NAME\n");
 		return 2;
 	}
 	if (plan_file_load(argv[1], &buf, &len, why, sizeof(why)) < 0) {
@@ -213,6 +238,10 @@ int main(int argc, char **argv)
 		shrink_arenas(out, out_len);
 	if (bad_image && !break_image(out, out_len, bad_image)) {
 		fprintf(stderr, "hostile-plan: no image of %s with a site\n", bad_image);
+		return 1;
+	}
+	if (bad_args && !break_args(out, out_len, bad_args)) {
+		fprintf(stderr, "hostile-plan: no image of %s\n", bad_args);
 		return 1;
 	}
 	if (atomic_file_write(argv[2], out, out_len) < 0) {

@@ -197,6 +197,21 @@ cmp -s "$WORK/two.expected.out" "$WORK/two.out" || fail "two: output changed"
 grep -Eq '"exe":"/usr/bin/sort".*"hits":[1-9]' "$WORK/two.stats" ||
   fail "two: sort, whose image is sound, was not replayed"
 echo "two: $(cat "$WORK/two.err")"
+# A process whose arguments no image has compares those of the images of its
+# executable, each read where its record says: one that puts them past its
+# strings makes it say so in one line and run on libc (as a process with that
+# image's own arguments does, which reads the image's record in full).
+"$HOSTILE_PLAN" "$WORK/sort.plan" "$WORK/args.bad.plan" badargs=sort
+for args in -rn -n; do
+  env LD_PRELOAD="$LIB" MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/args.bad.plan" \
+    sort $args "$WORK/in.txt" >"$WORK/args.out" 2>"$WORK/args.err" ||
+    fail "args $args: sort failed under a plan with arguments out of bounds"
+  sort $args "$WORK/in.txt" | cmp -s - "$WORK/args.out" || fail "args $args: output changed"
+  [ "$(grep -c . "$WORK/args.err")" -eq 1 ] &&
+    grep -Eq "^memplan: .*args.bad.plan: image [0-9]+: arguments out of bounds; running on libc$" "$WORK/args.err" ||
+    fail "args $args: expected one line on the image's arguments, got: $(cat "$WORK/args.err")"
+done
+echo "args: $(cat "$WORK/args.err")"
 
 # A process trusts the check its parent made of the plan (MEMPLAN_PLAN_CHECKED)
 # only for the very same file: corrupted in place once the parent has read it,

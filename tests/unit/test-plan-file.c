@@ -473,26 +473,38 @@ static void test_read_as_replay(void)
 	CHECK_EQ_U64(rec[0].exe_key, 1000 + IMAGES - 1);
 	CHECK(plan_file_read_records(fd, index, IMAGES - 1, 2, rec) == -EINVAL);
 	CHECK(plan_file_read_records(fd, index, IMAGES + 1, 0, rec) == -EINVAL);
-	/* The arguments of one, into memory of the caller's, whole or cut. */
+	/* The arguments of one, where its record says, into memory of the
+	 * caller's, whole or cut. */
 	char args[16];
-	uint32_t args_bytes;
-	CHECK(plan_file_read_args(fd, index, len, 9, args, sizeof(args), &args_bytes, why,
+	uint32_t args_bytes, span_bytes;
+	uint64_t at;
+	CHECK(plan_file_read_records(fd, index, 9, 1, rec) == 0);
+	CHECK(plan_file_args_span(rec, 9, len, &at, &span_bytes, why, sizeof(why)) == 0);
+	CHECK_EQ_U64(span_bytes, 8);
+	CHECK(plan_file_read_args(fd, at, span_bytes, args, sizeof(args), &args_bytes, why,
 				  sizeof(why)) == 0);
 	CHECK_EQ_U64(args_bytes, 8);
 	CHECK(memcmp(args, "prog\0-x\0", 8) == 0);
-	CHECK(plan_file_read_args(fd, index, len, 9, args, 3, &args_bytes, why, sizeof(why)) == 0);
+	CHECK(plan_file_read_args(fd, at, span_bytes, args, 3, &args_bytes, why, sizeof(why)) == 0);
 	CHECK_EQ_U64(args_bytes, 3);
-	CHECK(plan_file_read_args(fd, index, len, IMAGES, args, sizeof(args), &args_bytes, why,
-				  sizeof(why)) == -EINVAL);
-	/* A record whose arguments run past its strings is refused. */
+	CHECK(memcmp(args, "pro", 3) == 0);
+	/* Past the end of the file: cut short. */
+	CHECK(plan_file_read_args(fd, len - 2, 8, args, sizeof(args), &args_bytes, why,
+				  sizeof(why)) == -EIO);
+	/* A record whose arguments run past its strings is refused, and one whose
+	 * strings run past the file. */
 	struct plan_image_record hostile = rec[0];
-	CHECK(plan_file_read_records(fd, index, 5, 1, &hostile) == 0);
 	hostile.args_bytes = (uint32_t)hostile.strings_bytes;
-	const off_t record_5 = (off_t)(h->images_offset + 5 * sizeof(hostile));
-	CHECK(pwrite(fd, &hostile, sizeof(hostile), record_5) == (ssize_t)sizeof(hostile));
-	CHECK(plan_file_read_args(fd, index, len, 5, args, sizeof(args), &args_bytes, why,
-				  sizeof(why)) == -EINVAL);
-	CHECK(strstr(why, "arguments out of bounds") != NULL);
+	CHECK(plan_file_args_span(&hostile, 5, len, &at, &span_bytes, why, sizeof(why)) == -EINVAL);
+	CHECK(strstr(why, "image 5: arguments out of bounds") != NULL);
+	hostile = rec[0];
+	hostile.args_offset = (uint32_t)hostile.strings_bytes + 1;
+	hostile.args_bytes = 1;
+	CHECK(plan_file_args_span(&hostile, 5, len, &at, &span_bytes, why, sizeof(why)) == -EINVAL);
+	hostile = rec[0];
+	hostile.strings_offset = len;
+	CHECK(plan_file_args_span(&hostile, 5, len, &at, &span_bytes, why, sizeof(why)) == -EINVAL);
+	CHECK(strstr(why, "table out of bounds") != NULL);
 	/* One image read in full, as replay sets it up. */
 	struct plan_image back;
 	CHECK(plan_file_read_image(fd, index, len, 17, why, sizeof(why)) == 0);
