@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "addr_map.h"
+#include "big_bss.h"
 #include "frame_walk.h"
 #include "guard.h"
 #include "hash64.h"
@@ -17,6 +18,7 @@
 #include "lone_atomic.h"
 #include "main_stack.h"
 #include "modules.h"
+#include "prefault.h"
 #include "thread_lineage.h"
 
 /* While recording, stack walks are checked by unwinding (stack_of): a thread
@@ -108,6 +110,10 @@ static bool caches_grow(struct thread_caches *tc)
 		return false;
 	caches_reset(tc);
 	caches_set_level(tc, level + 1);
+	/* The slots past the old size: a thread that outgrew its caches hashes
+	 * enough stacks into them to read and then write nearly every page. */
+	char *slots = (char *)(tc + 1);
+	prefault_write(slots + caches_bytes(level), caches_bytes(level + 1) - caches_bytes(level));
 	return true;
 }
 
@@ -116,8 +122,9 @@ _Static_assert(sizeof(struct thread_caches) % _Alignof(struct callsite_recent) =
 
 /* What a thread without caches of its own reads: every slot empty (no salted
  * address is 0), never written; at the least size. */
-static struct callsite_recent no_recent[CALLSITE_WAYS << 2], no_split[CALLSITE_SPLIT_WAYS << 1];
-static struct recent_stack no_stacks[16];
+static struct callsite_recent no_recent[CALLSITE_WAYS << 2] BIG_BSS,
+    no_split[CALLSITE_SPLIT_WAYS << 1] BIG_BSS;
+static struct recent_stack no_stacks[16] BIG_BSS;
 static struct thread_caches no_caches = {
     .shared = {.recent = no_recent, .split = no_split, .recent_shift = 62, .split_shift = 63},
     .stacks = no_stacks,
@@ -157,7 +164,7 @@ uintptr_t callsite_own_start, callsite_own_end;
 #define SEEDED_MODULES_MAX 64
 static struct {
 	uintptr_t start, end;
-} seeded_modules[SEEDED_MODULES_MAX];
+} seeded_modules[SEEDED_MODULES_MAX] BIG_BSS;
 static _Atomic uint32_t seeded_module_count;
 
 static bool in_seeded_module(uintptr_t ip)

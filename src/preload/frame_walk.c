@@ -12,6 +12,7 @@
 #include <unwind.h>
 
 #include "plan_file.h"
+#include "prefault.h"
 
 /* Open addressing by return address, insert only: a return address keeps its
  * slot as long as its table lives. The table starts small and doubles when half
@@ -312,8 +313,17 @@ void frame_walk_reserve(uint32_t count)
 	uint64_t want = 2 * ((uint64_t)t->used + count);
 	while (bits < SLOT_BITS_MAX && want > (UINT64_C(1) << bits))
 		bits++;
-	if (bits > t->bits)
+	bool fresh = !t->used; /* a forked child's table is its parent's pages */
+	if (bits > t->bits) {
 		enlarge(t, bits);
+		t = atomic_load_explicit(&table, memory_order_relaxed);
+		fresh = true;
+	}
+	/* With four sizes or more a page to come, hashed evenly, nearly every
+	 * page is written, after a lookup read it. */
+	const size_t bytes = table_bytes(t->bits);
+	if (fresh && count >= 4 * (bytes / 4096))
+		prefault_write(t, bytes);
 }
 
 bool frame_walk_seed(uintptr_t ip, uint32_t size)

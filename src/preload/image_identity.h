@@ -17,10 +17,12 @@
 struct image_identity {
 	uint64_t exe_key;
 	uint64_t args_key; /* hash of argv (argv[0] by its file name), however long */
+	uint64_t fork_ordinal; /* a child forked without exec: which fork (from 1); else 0 */
+	uint32_t args_bytes;
+	/* Last, the buffers: each is a page, of which a process writes the first
+	 * few bytes (big_bss.h). */
 	char exe_path[4096];
 	char args[IMAGE_ARGS_MAX]; /* argv, NUL-separated, cut at IMAGE_ARGS_MAX */
-	uint32_t args_bytes;
-	uint64_t fork_ordinal; /* a child forked without exec: which fork (from 1); else 0 */
 };
 
 /* The args_key of the ordinal-th child forked without exec by an image whose

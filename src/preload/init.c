@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "big_bss.h"
 #include "callsite.h"
 #include "config.h"
 #include "file_io.h"
@@ -41,7 +42,9 @@ extern void *__libc_stack_end; /* glibc: the stack top at process start */
 
 __thread int guard_depth __attribute__((tls_model("initial-exec")));
 _Atomic int preload_mode = PRELOAD_OFF;
-struct preload_config preload_config;
+/* On pages of its own from its start: its buffers are pages, each touched
+ * only at its start. */
+struct preload_config preload_config BIG_BSS __attribute__((aligned(4096)));
 
 /* The process that owns the recording or statistics: a forked child (or a vfork
  * child calling exec) has another pid and never finishes for it. */

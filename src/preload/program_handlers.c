@@ -10,6 +10,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "big_bss.h"
 #include "guard.h"
 #include "real_libc.h"
 #include "signal_hook.h"
@@ -26,7 +27,7 @@ static struct program_handler {
 	atomic_int flags;
 	sigset_t mask;
 	atomic_bool wrapped;
-} programs[KERNEL_SIGNALS + 1];
+} programs[KERNEL_SIGNALS + 1] BIG_BSS;
 
 /* The process whose table this is: a vfork child shares its parent's memory
  * until it execs, and must not change the parent's table. 0: not started. */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "big_bss.h"
 #include "callsite.h"
 #include "entry_codec.h"
 #include "file_io.h"
@@ -449,7 +450,7 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 	 * script's `head -n N` for 120 values of N has 120 images). Static, not
 	 * on the stack: this runs at start-up and in a forked child, each with
 	 * one thread, and the thread that forks may have a small stack. */
-	static char args[IMAGE_ARGS_MAX];
+	static char args[IMAGE_ARGS_MAX] BIG_BSS;
 	uint32_t args_bytes;
 	for (uint32_t i = 0; i < h->image_count && how != MATCH_EXACT; i++) {
 		const struct image_key *key = &image_keys[i];
@@ -821,7 +822,10 @@ static uint8_t *class_pools(const struct pool_state *pools, uint32_t n)
  * validated file's: plan_descriptor opens no other. */
 #define STAGING_ENTRIES	 (WINDOW_WIDE_BLOCKS * PLAN_BLOCK_ENTRIES)
 #define READ_AHEAD_BYTES 4096u
-static uint8_t staging_bytes[STAGING_ENTRIES * ENTRY_CODEC_MAX_BYTES];
+/* On a page of its own: a read of READ_AHEAD_BYTES then writes one page, not
+ * parts of two. */
+static uint8_t staging_bytes[STAGING_ENTRIES * ENTRY_CODEC_MAX_BYTES] BIG_BSS
+    __attribute__((aligned(READ_AHEAD_BYTES)));
 _Static_assert(READ_AHEAD_BYTES <= sizeof(staging_bytes), "read-ahead");
 
 /* An entry's fields, as replay uses them. */
@@ -1003,7 +1007,7 @@ static const uint8_t *staged(uint64_t at, uint64_t bytes)
  * descriptor was closed and the file is gone or was replaced: plan_descriptor). */
 static bool window_refill(struct entry_window *w, uint64_t k)
 {
-	static _Atomic uint64_t block_places[PLAN_BLOCK_ENTRIES]; /* windows_lock */
+	static _Atomic uint64_t block_places[PLAN_BLOCK_ENTRIES] BIG_BSS; /* windows_lock */
 	const uint32_t site = w->site;
 	const uint64_t entries = site_plans[site].entries;
 	const uint64_t seq = atomic_load_explicit(&w->seq, memory_order_relaxed);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "big_bss.h"
 #include "init.h"
 #include "log.h"
 #include "quiet_fd.h"
@@ -138,7 +139,7 @@ static uint64_t number_after(const char *line, const char *key)
  * quoted name). A line longer than the buffer is skipped. */
 static void count_lines(struct tally *t)
 {
-	static char buf[16384];
+	static char buf[16384] BIG_BSS;
 	size_t have = 0;
 	bool skipping = false;
 	ssize_t n;
