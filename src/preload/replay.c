@@ -177,12 +177,14 @@ static uint64_t plan_bytes;
  * script has hundreds. */
 struct image_key {
 	uint64_t exe_key, args_key, entry_count;
+	/* Where its arguments are in the file (plan_file_args_span), or
+	 * ARGS_OUT_OF_BOUNDS: choosing among the images of an executable reads
+	 * them, and only them. */
+	uint64_t args_at;
+	uint32_t args_bytes;
 	uint32_t site_count, flags, fork_ordinal;
-	/* Where its arguments are, as its record says (plan_file_args_span):
-	 * choosing among the images of an executable reads them, and only them. */
-	uint32_t args_offset, args_bytes;
-	uint64_t strings_offset, strings_bytes;
 };
+#define ARGS_OUT_OF_BOUNDS UINT64_MAX
 static struct image_key *image_keys; /* the header's image_count */
 
 static uint64_t staged_at, staged_bytes; /* staging_bytes, below */
@@ -237,9 +239,10 @@ static void plan_identity_text(const struct stat *st, char *out, size_t cap)
 	out[at] = '\0';
 }
 
-/* Fills image_keys from the records of the plan open at fd, whose header
- * buf holds, a few records at a time. Returns 0 or a negative errno. */
-static int read_image_keys(int fd, const void *buf)
+/* Fills image_keys from the records of the plan open at fd, of len bytes,
+ * whose header buf holds, a few records at a time. Returns 0 or a negative
+ * errno. */
+static int read_image_keys(int fd, const void *buf, uint64_t len)
 {
 	const uint32_t n = plan_file_header(buf)->image_count;
 	struct plan_image_record records[8];
@@ -251,19 +254,24 @@ static int read_image_keys(int fd, const void *buf)
 	for (uint32_t first = 0; r == 0 && first < n; first += 8) {
 		uint32_t count = n - first < 8 ? n - first : 8;
 		r = plan_file_read_records(fd, buf, first, count, records);
-		for (uint32_t k = 0; r == 0 && k < count; k++)
+		for (uint32_t k = 0; r == 0 && k < count; k++) {
+			char why[128];
+			uint64_t at;
+			uint32_t bytes;
+			if (plan_file_args_span(&records[k], first + k, len, &at, &bytes, why,
+						sizeof(why)) < 0)
+				at = ARGS_OUT_OF_BOUNDS, bytes = 0;
 			image_keys[first + k] = (struct image_key){
 			    .exe_key = records[k].exe_key,
 			    .args_key = records[k].args_key,
 			    .entry_count = records[k].entry_count,
+			    .args_at = at,
+			    .args_bytes = bytes,
 			    .site_count = records[k].site_count,
 			    .flags = records[k].flags,
 			    .fork_ordinal = records[k].fork_ordinal,
-			    .args_offset = records[k].args_offset,
-			    .args_bytes = records[k].args_bytes,
-			    .strings_offset = records[k].strings_offset,
-			    .strings_bytes = records[k].strings_bytes,
 			};
+		}
 	}
 	if (r < 0) {
 		__libc_free(image_keys);
@@ -302,7 +310,7 @@ static const void *map_plan(void)
 		log_error(path, ": ", why, "; running on libc", NULL);
 		return NULL;
 	}
-	r = read_image_keys(fd, tables);
+	r = read_image_keys(fd, tables, (uint64_t)st.st_size);
 	if (r < 0) {
 		plan_file_unmap(tables, (uint64_t)st.st_size);
 		close(fd);
@@ -400,22 +408,19 @@ static bool read_image(uint32_t i)
 static bool read_image_args(uint32_t i, char *args, uint32_t *args_bytes)
 {
 	const struct image_key *key = &image_keys[i];
-	const struct plan_image_record where = {
-	    .strings_offset = key->strings_offset,
-	    .strings_bytes = key->strings_bytes,
-	    .args_offset = key->args_offset,
-	    .args_bytes = key->args_bytes,
-	};
-	char why[256] = "the file changed on disk";
-	uint64_t at;
-	uint32_t bytes;
+	char why[256] = "the file changed on disk", n[21];
 	int fd = plan_descriptor();
-	int r = fd < 0 ? -ESTALE
-		       : plan_file_args_span(&where, i, plan_bytes, &at, &bytes, why, sizeof(why));
+	int r = fd < 0 ? -ESTALE : 0;
 
+	if (r == 0 && key->args_at == ARGS_OUT_OF_BOUNDS) {
+		if (say_unreadable_image)
+			log_error(preload_config.plan_path, ": image ", log_u64(n, i),
+				  ": arguments out of bounds; running on libc", NULL);
+		return false;
+	}
 	if (r == 0)
-		r = plan_file_read_args(fd, at, bytes, args, IMAGE_ARGS_MAX, args_bytes, why,
-					sizeof(why));
+		r = plan_file_read_args(fd, key->args_at, key->args_bytes, args, IMAGE_ARGS_MAX,
+					args_bytes, why, sizeof(why));
 	if (r < 0 && say_unreadable_image)
 		log_error(preload_config.plan_path, ": ", why, "; running on libc", NULL);
 	return r == 0;
