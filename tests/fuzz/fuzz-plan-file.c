@@ -65,11 +65,17 @@ static void read_as_replay(const void *buf, size_t size, bool sound)
 		if (plan_file_read_records(fd, index, i, 1, &rec) < 0)
 			abort(); /* the index said the table lies inside the file */
 		char args[64];
-		uint32_t args_bytes;
-		int r = plan_file_read_args(fd, index, size, i, args, sizeof(args), &args_bytes, why,
-					    sizeof(why));
-		if (r == 0)
+		uint32_t args_bytes, span;
+		uint64_t at;
+		int r = plan_file_args_span(&rec, i, size, &at, &span, why, sizeof(why));
+		if (r == 0) {
+			if (span && (at > size || span > size - at))
+				abort(); /* the arguments said to lie in the file do */
+			if (plan_file_read_args(fd, at, span, args, sizeof(args), &args_bytes, why,
+						sizeof(why)) < 0)
+				abort(); /* and can be read */
 			r = plan_file_read_image(fd, index, size, i, why, sizeof(why));
+		}
 		if (r < 0) {
 			if (sound)
 				abort();
