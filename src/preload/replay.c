@@ -409,18 +409,18 @@ static bool read_image_args(uint32_t i, char *args, uint32_t *args_bytes)
 {
 	const struct image_key *key = &image_keys[i];
 	char why[256] = "the file changed on disk", n[21];
-	int fd = plan_descriptor();
-	int r = fd < 0 ? -ESTALE : 0;
 
-	if (r == 0 && key->args_at == ARGS_OUT_OF_BOUNDS) {
+	if (key->args_at == ARGS_OUT_OF_BOUNDS) {
 		if (say_unreadable_image)
 			log_error(preload_config.plan_path, ": image ", log_u64(n, i),
 				  ": arguments out of bounds; running on libc", NULL);
 		return false;
 	}
-	if (r == 0)
-		r = plan_file_read_args(fd, key->args_at, key->args_bytes, args, IMAGE_ARGS_MAX,
-					args_bytes, why, sizeof(why));
+	int fd = plan_descriptor();
+	int r = fd < 0 ? -ESTALE
+		       : plan_file_read_args(fd, key->args_at, key->args_bytes, args,
+					     IMAGE_ARGS_MAX, args_bytes, why, sizeof(why));
+
 	if (r < 0 && say_unreadable_image)
 		log_error(preload_config.plan_path, ": ", why, "; running on libc", NULL);
 	return r == 0;
