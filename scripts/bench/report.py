@@ -602,8 +602,8 @@ def main():
       "thousand of its allocations reach malloc at all; every allocator sees almost the "
       "same program there.")
     w("- With several threads, a site's occurrences can be taken in a different order "
-      "than when recording; a planned slot still in use is then a `slot_busy` miss that "
-      "falls back to libc.")
+      "than when recording; a block whose planned slot is still in use then takes free "
+      "room of the arena, or is a `slot_busy` miss that falls back to libc.")
     w("- A run longer than the recorded one is served by the steady state once a site's "
       "exact entries run out; what the steady state cannot hold (a site whose live "
       "blocks grow with the input, sizes beyond every slot) goes to libc, as the miss "
