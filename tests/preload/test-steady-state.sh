@@ -82,6 +82,9 @@ c = collections.Counter(); total = 0
 for line in sys.stdin:
     w = line.split(); c[w[0]] += 1; total += sum(len(x) for x in w)
 print(len(c), total, c.most_common(2))'
+# It reads stdin through a site of 6 blocks on the short input: with a tail
+# for so few, 98% served; 92.8% when its blocks past the sixth went to libc.
+main_served python3 95
 
 # Other arguments: the length of the run is an argument.
 other_args() {
