@@ -1416,8 +1416,8 @@ void *replay_alloc(size_t size, size_t align, bool zero)
 	 * (bash reaping 300 jobs as they end) holds some blocks longer than its
 	 * recording did, and 1-10% of its calls went to libc so. Not for other
 	 * misses within the entries: the bytes free now may be those of an
-	 * entry still to come (a 256 KiB block of python3's, displaced to libc
-	 * by smaller ones that missed their own for their size). */
+	 * entry still to come (a 256 KiB block of python3's was displaced to
+	 * libc when every miss within the entries took spare space). */
 	if (!p && (k >= w->entries || why == MISS_SLOT_BUSY) && align <= PLAN_GRANULE_BYTES) {
 		/* A site with no steady state keeps what it takes (spare.h). */
 		p = spare_claim(size, !(w->pool_count || w->tail_entries));
