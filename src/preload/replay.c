@@ -706,6 +706,20 @@ int replay_start(void)
 #define WINDOW_WIDE_BLOCKS  4u
 #define WINDOW_WIDE_ENTRIES (64u * PLAN_BLOCK_ENTRIES)
 
+/* A place of a loop's tail, and the index of the first of the tail's first
+ * TAIL_TRIED_BITS places with the same bytes (its own index if it is the
+ * first; TAIL_FIRST_NONE past them). A tail holds a place as often as the
+ * loop's last turns used it, so that one call tried the same place again and
+ * again: in sqlite3's longer stream, 840,000 of 2,180,000 tries, 694,000 of
+ * them in calls that found no place free at all. Passing over those took
+ * 1.2% fewer instructions there (callgrind), serving the same calls. */
+struct tail_place {
+	uint64_t offset_bytes;
+	uint64_t size_bytes : 56, first : 8;
+};
+#define TAIL_TRIED_BITS 64u
+#define TAIL_FIRST_NONE 255u
+
 /* Each window sits on cache lines of its own, and holds its site's occurrence
  * counter: a site belongs to one thread (its key holds the thread's name), so
  * threads counting their own sites never bounce a shared line between cores.
@@ -736,13 +750,13 @@ struct entry_window {
 	 * (TAIL_UNREAD until then; NULL if they cannot be), and the one to try
 	 * next: past its entries, a site with no pools reuses them. */
 	uint32_t tail_entries; /* the site's */
-	struct entry_place *_Atomic tail;
+	struct tail_place *_Atomic tail;
 	_Atomic uint32_t tail_count; /* places in tail, once read */
 	_Atomic uint32_t tail_cursor;
 	_Atomic uint64_t slots[]; /* places (entry_codec_place) */
 };
 _Static_assert(sizeof(struct entry_window) == 104, "the comment above says 104");
-#define TAIL_UNREAD ((struct entry_place *)1)
+#define TAIL_UNREAD ((struct tail_place *)1)
 
 /* Its address names the calling thread among those alive. */
 static __thread char owner_tag __attribute__((tls_model("initial-exec")));
@@ -1097,17 +1111,29 @@ static inline bool place_in_arena(const struct entry_place *e);
  * script better (97.5% of allocations) than each place once (95.4%). An entry
  * that cannot be read, or lies outside the arena, is left out. Returns them
  * (w->tail_count set to how many), or NULL if out of memory. */
-static __attribute__((noinline, cold)) struct entry_place *tail_read(struct entry_window *w)
+static __attribute__((noinline, cold)) struct tail_place *tail_read(struct entry_window *w)
 {
-	struct entry_place *tail = __libc_malloc(w->tail_entries * sizeof(*tail));
-	struct entry_place *expected = TAIL_UNREAD, e;
+	struct tail_place *tail = __libc_malloc(w->tail_entries * sizeof(*tail));
+	struct tail_place *expected = TAIL_UNREAD;
+	struct entry_place e;
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; tail && i < w->tail_entries; i++) {
 		if (!read_entry(w, site_plans[w->site].entries - w->tail_entries + i, &e) ||
 		    !place_in_arena(&e))
 			continue;
-		tail[n++] = e;
+		/* An entry in the arena is smaller than 2^56 bytes: no arena
+		 * is that big (user space holds 2^56 bytes at most). */
+		tail[n] = (struct tail_place){.offset_bytes = e.offset_bytes,
+					      .size_bytes = e.size_bytes,
+					      .first = n < TAIL_TRIED_BITS ? n : TAIL_FIRST_NONE};
+		for (uint32_t j = 0; j < n && j < TAIL_TRIED_BITS; j++)
+			if (tail[j].offset_bytes == e.offset_bytes &&
+			    tail[j].size_bytes == e.size_bytes) {
+				tail[n].first = j;
+				break;
+			}
+		n++;
 		spare_keep(e.offset_bytes, e.size_bytes);
 	}
 	/* Every thread that reads them counts the same n: stored before the
@@ -1122,10 +1148,11 @@ static __attribute__((noinline, cold)) struct entry_place *tail_read(struct entr
 
 /* A place of w's tail for a block of size bytes aligned to align: the first
  * whose entry it fits and whose bytes are free, from the cursor on, within
- * POOL_TRIES. NULL if there is none. */
+ * POOL_TRIES (a place this call tried already is passed over, for those of
+ * the first TAIL_TRIED_BITS). NULL if there is none. */
 static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 {
-	struct entry_place *tail = atomic_load_explicit(&w->tail, memory_order_acquire);
+	struct tail_place *tail = atomic_load_explicit(&w->tail, memory_order_acquire);
 
 	if (tail == TAIL_UNREAD)
 		tail = tail_read(w);
@@ -1135,10 +1162,17 @@ static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 	uint32_t c = atomic_load_explicit(&w->tail_cursor, memory_order_relaxed);
 	if (c >= n)
 		c = 0;
+	uint64_t tried = 0; /* bit i: the place first at tail[i] */
 	for (uint32_t t = 0; t < n && t < POOL_TRIES; t++) {
-		const struct entry_place *e = &tail[c];
+		const struct tail_place *e = &tail[c];
 		if (++c == n)
 			c = 0;
+		if (e->first < TAIL_TRIED_BITS) {
+			const uint64_t bit = UINT64_C(1) << e->first;
+			if (tried & bit)
+				continue;
+			tried |= bit;
+		}
 		void *q;
 		/* Most places tried are still held by the site's previous block
 		 * there, which starts where the place does: one bit says so, for
