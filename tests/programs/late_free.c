@@ -2,7 +2,7 @@
  * order depends on scheduling does (bash reaping its jobs as they end).
  *
  * First a scratch buffer of 8 KiB, written and freed: room in the arena that
- * the loop below never uses. Then ROUNDS turns of: one block from first(),
+ * the plan of the loop below never uses. Then ROUNDS turns of: one block from first(),
  * one from second(), each written with a pattern of its own. Plainly first's
  * block is freed before second() allocates, so a plan puts both at the same
  * place; with LATE_FREE=1 in the environment it is freed after second's,
