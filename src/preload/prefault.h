@@ -8,6 +8,7 @@
  * at start-up in its frame-size table and call-site caches. */
 #pragma once
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -19,14 +20,18 @@
 /* Maps the whole pages of [p, p + bytes) for writing now. Only for memory the
  * caller is about to write most pages of, and that no other process shares (a
  * forked child's copy of its parent's pages would be copied, used or not).
- * Only a hint: on a kernel without it (EINVAL), the pages come at first
- * touch, as before. */
+ * Only a hint: on a kernel without it (EINVAL), or short of memory, the pages
+ * come at first touch, as before. Leaves errno as it was: it runs within the
+ * program's allocation calls, which succeed all the same. */
 static inline void prefault_write(void *p, size_t bytes)
 {
 	const uintptr_t page = 4096;
 	uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
 	uintptr_t to = ((uintptr_t)p + bytes) & ~(page - 1);
 
-	if (from < to)
+	if (from < to) {
+		const int saved_errno = errno;
 		(void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+		errno = saved_errno;
+	}
 }
