@@ -5,11 +5,16 @@
  * (start, end) in a k-d tree; the items that overlap a placed one, [s, e), are
  * exactly the points with start < e and end > s, a quadrant, so placing an item
  * is one range update "key = max(key, top)" on a quadrant. Each node keeps the
- * smallest key below it, the next larger one, and the smallest rank among the
- * points that have the smallest key. An update that falls between the two only
- * moves the smallest (a lazy tag that needs no storage of its own: children
- * below their parent's smallest key are raised to it when visited); otherwise
- * it goes down (the "segment tree beats" argument bounds how often). The next
+ * smallest key below it, the next larger one, the largest, and the smallest rank
+ * among the points that have the smallest key and among all. An update that
+ * covers a node and falls between its two smallest keys only moves the
+ * smallest; one at or above its largest makes all its keys equal (either is a
+ * lazy tag that needs no storage of its own: children below their parent's
+ * smallest key are raised to it when visited); otherwise it goes down (the
+ * "segment tree beats" argument bounds how often). Without the second case, a
+ * recorded churn's 67,000 blocks took 1.7 billion instructions, 1.2 with it:
+ * after a few placements the blocks alive at a time have as many keys as
+ * blocks, all below the next top. The next
  * item to place is then read at the root. Nothing here depends on the tree's
  * shape: the result is the same as with a heap and the list of overlapping
  * pairs, which is what this replaces. */
@@ -36,8 +41,10 @@ struct kd_point {
 
 struct kd_node {
 	uint64_t min1, min2; /* smallest key of an unplaced point below, next larger */
+	uint64_t max;	     /* largest key of an unplaced point below */
 	uint32_t s_min, s_max, e_min, e_max; /* box of the unplaced points below */
 	uint32_t rank1;			     /* smallest rank among points with key min1 */
+	uint32_t rank_all;		     /* smallest rank among all of them */
 	uint32_t right;			     /* the right child; the left one is next */
 };
 
@@ -92,7 +99,8 @@ static void select_kth(uint64_t *a, size_t n, size_t k)
 static void node_empty(struct kd_node *nd)
 {
 	nd->min1 = nd->min2 = KEY_NONE;
-	nd->rank1 = nd->s_min = nd->e_min = UINT32_MAX;
+	nd->max = 0;
+	nd->rank1 = nd->rank_all = nd->s_min = nd->e_min = UINT32_MAX;
 	nd->s_max = nd->e_max = 0;
 }
 
@@ -107,6 +115,10 @@ static inline void node_add(struct kd_node *nd, const struct kd_point *p, uint64
 		nd->e_min = p->e;
 	if (p->e > nd->e_max)
 		nd->e_max = p->e;
+	if (k > nd->max)
+		nd->max = k;
+	if (p->rank < nd->rank_all)
+		nd->rank_all = p->rank;
 	if (k < nd->min1) {
 		nd->min2 = nd->min1;
 		nd->min1 = k;
@@ -142,16 +154,28 @@ static void leaf_push(struct kd_tree *t, size_t x, size_t lo, size_t hi)
 			t->pt[i].key = m1;
 }
 
+/* Raises a child's keys below m1, its parent's smallest, to m1. Either m1 is
+ * below the child's next larger key (only its smallest move), or the parent
+ * was raised past its largest key, and so was the child: all its keys are m1. */
+static void raise_child(struct kd_node *child, uint64_t m1)
+{
+	if (child->min1 >= m1)
+		return;
+	if (child->min2 <= m1) {
+		child->min2 = KEY_NONE;
+		child->rank1 = child->rank_all;
+	}
+	child->min1 = m1;
+	if (child->max < m1)
+		child->max = m1;
+}
+
 static void push_down(struct kd_tree *t, size_t x)
 {
 	uint64_t m1 = t->node[x].min1;
 
-	struct kd_node *left = &t->node[x + 1], *right = &t->node[t->node[x].right];
-
-	if (left->min1 < m1)
-		left->min1 = m1;
-	if (right->min1 < m1)
-		right->min1 = m1;
+	raise_child(&t->node[x + 1], m1);
+	raise_child(&t->node[t->node[x].right], m1);
 }
 
 static void pull(struct kd_tree *t, size_t x)
@@ -166,6 +190,8 @@ static void pull(struct kd_tree *t, size_t x)
 			m2 = cand[i];
 	nd->min1 = m1;
 	nd->min2 = m2;
+	nd->max = a->max > b->max ? a->max : b->max;
+	nd->rank_all = a->rank_all < b->rank_all ? a->rank_all : b->rank_all;
 	nd->s_min = a->s_min < b->s_min ? a->s_min : b->s_min;
 	nd->s_max = a->s_max > b->s_max ? a->s_max : b->s_max;
 	nd->e_min = a->e_min < b->e_min ? a->e_min : b->e_min;
@@ -262,8 +288,11 @@ static void raise_quadrant(struct kd_tree *t, size_t x, size_t lo, size_t hi, ui
 	if (!on_path) {
 		if (c <= nd->min1 || nd->s_min >= before || nd->e_max <= after)
 			return;
-		if (nd->s_max < before && nd->e_min > after && c < nd->min2) {
-			nd->min1 = c;
+		/* Covered whole: keys below c become c. If that moves only the
+		 * smallest, or all of them (c is at least the largest), the node
+		 * says it alone, and its children learn it when next visited. */
+		if (nd->s_max < before && nd->e_min > after && (c < nd->min2 || c >= nd->max)) {
+			raise_child(nd, c);
 			return;
 		}
 	}
