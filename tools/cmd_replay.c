@@ -133,11 +133,12 @@ static void name_missed_sites(const struct replay_options *o, struct replay_summ
 /* Runs the command with its statistics going to stats, or to a file of our own
  * if none was asked for, and reads them at the end for the summary line. If no
  * process found its program in the plan, the plan was recorded from other
- * programs, which no one process can tell (a wrapper such as timeout is in no
- * plan, the program it starts is): that is said instead, even with --quiet.
- * Lines are only read from a regular file: a program that closed its stderr
- * cannot write to /dev/stderr, say, and a pipe would wait. Returns the command's
- * status, or 1 for a command that succeeded but fails --strict. */
+ * programs, or from another build of one (a file of the same name), which no
+ * one process can tell (a wrapper such as timeout is in no plan, the program it
+ * starts is): that is said instead, even with --quiet. Lines are only read
+ * from a regular file: a program that closed its stderr cannot write to
+ * /dev/stderr, say, and a pipe would wait. Returns the command's status, or 1
+ * for a command that succeeded but fails --strict. */
 static int run_reading_stats(const struct replay_options *o, char **command)
 {
 	struct replay_summary s;
@@ -171,10 +172,20 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 					  "served cannot be read back");
 		}
 	} else if (lines > 0 && !s.any_in_plan) {
-		fprintf(stderr,
-			"memplan: %s: no process of the command found its program in the plan "
-			"(it was recorded from other programs); they ran on libc\n",
-			o->plan);
+		const char *rebuilt = replay_summary_other_build(
+		    &s, (const char *const *)o->plan_names, o->plan_name_count);
+		if (rebuilt)
+			fprintf(stderr,
+				"memplan: %s: no process of the command found its program in "
+				"the plan (it holds another build of %s: record it again); "
+				"they ran on libc\n",
+				o->plan, rebuilt);
+		else
+			fprintf(stderr,
+				"memplan: %s: no process of the command found its program in "
+				"the plan (it was recorded from other programs); they ran on "
+				"libc\n",
+				o->plan);
 		if (o->strict) {
 			failed = true;
 			strict_failure(o, "no process found its program in the plan");

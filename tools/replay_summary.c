@@ -207,6 +207,16 @@ static void print_reason(FILE *out, enum reason why, struct replay_image **list,
 		fprintf(out, " and %zu more", groups - shown);
 }
 
+const char *replay_summary_other_build(const struct replay_summary *s,
+				       const char *const *plan_names, size_t plan_name_count)
+{
+	for (size_t i = 0; i < s->count; i++)
+		if (!s->images[i].in_plan &&
+		    has_name(plan_names, plan_name_count, s->images[i].name))
+			return s->images[i].name;
+	return NULL;
+}
+
 void replay_summary_print(FILE *out, const struct replay_summary *s, const char *const *plan_names,
 			  size_t plan_name_count, double poor_pct)
 {

@@ -58,6 +58,12 @@ void replay_summary_name_sites(struct replay_summary *s, const void *buf, double
 void replay_summary_print(FILE *out, const struct replay_summary *s, const char *const *plan_names,
 			  size_t plan_name_count, double poor_pct);
 
+/* The file name of the first image of s that found no image of its program in
+ * the plan while the plan has one of that name: another build of it (a rebuilt
+ * or upgraded program). NULL if there is none. */
+const char *replay_summary_other_build(const struct replay_summary *s,
+				       const char *const *plan_names, size_t plan_name_count);
+
 /* The share of s's allocations served from the arena, in percent (100 for no
  * allocations). */
 double replay_summary_share(const struct replay_summary *s);

@@ -37,8 +37,19 @@ grep -q "^memplan: ls.plan: --strict: no process found its program in the plan; 
   fail "other programs: $(cat err)"
 # Without --strict the same run passes, and says why it served nothing.
 status 0 "$MEMPLAN" replay -p ls.plan -- sort -n in.txt
-grep -q "^memplan: ls.plan: no process of the command found its program in the plan" err ||
+grep -q "^memplan: ls.plan: no process of the command found its program in the plan (it was recorded from other programs); they ran on libc$" err ||
   fail "other programs, lenient: $(cat err)"
+# A program rebuilt since its recording: the plan holds another build of it,
+# which is said rather than "other programs".
+printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void) { char *p = malloc(99); puts(p ? "one" : "none"); free(p); return 0; }\n' >app.c
+gcc -O2 -o app app.c
+status 0 "$MEMPLAN" record -o app.plan -- ./app
+sed -i 's/"one"/"two"/' app.c
+gcc -O2 -o app app.c
+status 0 "$MEMPLAN" replay -p app.plan -- ./app
+[ "$(cat out)" = two ] || fail "rebuilt: output changed: $(cat out)"
+grep -q "^memplan: app.plan: no process of the command found its program in the plan (it holds another build of app: record it again); they ran on libc$" err ||
+  fail "rebuilt: $(cat err)"
 # The command's own failure is its status, --strict or not.
 status 3 "$MEMPLAN" replay -p ls.plan --strict -- sh -c 'sort -n in.txt; exit 3'
 # An unusable plan, or statistics that cannot be read back, fail --strict.
