@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,8 @@
 #include "plan_file.h"
 #include "plan_replan.h"
 #include "plan_symbolize.h"
+#include "symbol_warmer.h"
+#include "symbolize.h"
 #include "command_exe.h"
 #include "stats_lines.h"
 
@@ -131,6 +135,66 @@ static int replan_plan(const char *path, uint64_t id, double seconds, struct pla
 		r = plan_replan_run(replan, buf, &opt, &sum, why, why_len);
 	plan_file_unmap((void *)buf, len);
 	return r;
+}
+
+/* Re-planning on a thread of its own, while the symbols are looked up: both
+ * take tens or hundreds of milliseconds once the command has ended, and
+ * neither needs the other until the plan is written. */
+struct replan_job {
+	const char *path, *output;
+	uint64_t id;
+	double seconds;
+	struct plan_replan replan;
+	pthread_t thread;
+	bool running, done;
+	int r;
+	char why[256];
+};
+
+static void *replan_job_run(void *arg)
+{
+	struct replan_job *job = arg;
+
+	job->r =
+	    replan_plan(job->path, job->id, job->seconds, &job->replan, job->why, sizeof(job->why));
+	return NULL;
+}
+
+/* Starts the job on its thread, which takes no signals, or runs it here if
+ * there can be no thread. */
+static void replan_job_start(struct replan_job *job)
+{
+	sigset_t all, before;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &before);
+	job->running = pthread_create(&job->thread, NULL, replan_job_run, job) == 0;
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
+	if (!job->running)
+		replan_job_run(job);
+}
+
+/* Waits for the job (once) and says if it failed; its layouts. For
+ * plan_symbolize_file. */
+static const struct plan_replan *replan_job_done(void *arg)
+{
+	struct replan_job *job = arg;
+
+	if (job->running)
+		pthread_join(job->thread, NULL);
+	job->running = false;
+	/* Out of memory (memplan runs under the command's limits) leaves the plan
+	 * as its processes packed it, which is no error of the recording; an
+	 * invalid layout from the planner is one. */
+	if (!job->done && job->r < 0 && job->r != -ENOMEM)
+		fprintf(stderr, "memplan: %s: %s\n", job->output, job->why);
+	job->done = true;
+	return &job->replan;
+}
+
+static void warm_symbols(void *warmer)
+{
+	symbol_warmer_start(warmer);
 }
 
 /* How long the wait for what the command left running stays quiet: most
@@ -278,8 +342,10 @@ int cmd_record(int argc, char **argv)
 	/* Without it, the processes the command leaves running would outlive
 	 * memplan unseen. */
 	launch_adopt_left();
-	status = launch_run(argv + optind);
+	struct symbol_warmer warmer = {0};
+	status = launch_run_then(argv + optind, warm_symbols, &warmer);
 	wait_for_left(output, argv[optind], wait_left);
+	struct symbolizer *sym = symbol_warmer_take(&warmer);
 	struct outcome seen = {.output = output};
 	if (getenv("MEMPLAN_STATS")) {
 		stats_lines_read(stats, 0, note_outcome, &seen);
@@ -288,19 +354,18 @@ int cmd_record(int argc, char **argv)
 	if (plan_file_peek_record_id(plan) == id) {
 		/* The plan is complete as the processes wrote it; failing to improve
 		 * it or add symbols costs arena or readability, not the recording. */
-		struct plan_replan replan = {0};
+		struct replan_job job = {
+		    .path = plan, .output = output, .id = id, .seconds = plan_seconds};
 		char why[256];
-		r = replan_plan(plan, id, plan_seconds, &replan, why, sizeof(why));
-		/* Out of memory (memplan runs under the command's limits) leaves the
-		 * plan as its processes packed it, which is no error of the recording;
-		 * an invalid layout from the planner is one. */
-		if (r < 0 && r != -ENOMEM)
+		replan_job_start(&job);
+		if (plan_symbolize_file(plan, id, sym, replan_job_done, &job, why, sizeof(why)) < 0)
 			fprintf(stderr, "memplan: %s: %s\n", output, why);
-		if (plan_symbolize_file(plan, id, &replan, why, sizeof(why)) < 0)
-			fprintf(stderr, "memplan: %s: %s\n", output, why);
-		plan_replan_free(&replan);
+		replan_job_done(&job);
+		plan_replan_free(&job.replan);
+		symbolizer_free(sym);
 		return status;
 	}
+	symbolizer_free(sym);
 	if (seen.written)
 		fprintf(stderr,
 			"memplan: %s: replaced by another recording that wrote it later; this "

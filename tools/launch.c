@@ -76,6 +76,11 @@ static void pass_on(int sig)
 
 int launch_run(char **argv)
 {
+	return launch_run_then(argv, NULL, NULL);
+}
+
+int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx)
+{
 	struct sigaction forward = {.sa_handler = pass_on, .sa_flags = SA_RESTART};
 	struct sigaction old[PASSED_ON_COUNT];
 	sigset_t block, before;
@@ -107,6 +112,8 @@ int launch_run(char **argv)
 		if (old[i].sa_handler != SIG_IGN) /* nohup and the like: stays ignored */
 			sigaction(passed_on[i], &forward, NULL);
 	sigprocmask(SIG_SETMASK, &before, NULL);
+	if (started)
+		started(ctx);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "memplan: waitpid: %s\n", strerror(errno));

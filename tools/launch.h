@@ -35,6 +35,11 @@ void launch_set_mode(const char *mode, const char *plan, uint64_t record_id);
  * first.) */
 int launch_run(char **argv);
 
+/* launch_run, calling started(ctx) once the command has started, while it
+ * runs: work to do meanwhile, on threads that must not exist when memplan
+ * forks. */
+int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx);
+
 /* Makes memplan the parent of the processes the command leaves running when
  * their own parent ends (a shell's background job, a daemon), instead of init
  * (PR_SET_CHILD_SUBREAPER), so that launch_wait_left can wait for them. Call

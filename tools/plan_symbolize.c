@@ -135,10 +135,12 @@ static int symbolize_image(struct plan_image *im, struct symbolizer *sym, struct
 	return 0;
 }
 
-int plan_symbolize_file(const char *path, uint64_t record_id, const struct plan_replan *replan,
-			char *why, size_t why_len)
+int plan_symbolize_file(const char *path, uint64_t record_id, struct symbolizer *sym,
+			const struct plan_replan *(*replan_done)(void *ctx), void *ctx, char *why,
+			size_t why_len)
 {
-	struct symbolizer *sym = symbolizer_new();
+	struct symbolizer *own = sym ? NULL : symbolizer_new();
+	const struct plan_replan *replan = NULL;
 	struct symbol_tables *tables = NULL;
 	struct plan_image *images = NULL;
 	const void *buf = NULL;
@@ -146,6 +148,8 @@ int plan_symbolize_file(const char *path, uint64_t record_id, const struct plan_
 	uint32_t n = 0;
 	int lock_fd, r;
 
+	if (!sym)
+		sym = own;
 	if (!sym) {
 		snprintf(why, why_len, "out of memory");
 		return -ENOMEM;
@@ -153,7 +157,7 @@ int plan_symbolize_file(const char *path, uint64_t record_id, const struct plan_
 	lock_fd = plan_store_lock(path, PLAN_STORE_LOCK_WAIT_MS);
 	if (lock_fd < 0) {
 		snprintf(why, why_len, "cannot lock its directory: %s", strerror(-lock_fd));
-		symbolizer_free(sym);
+		symbolizer_free(own);
 		return lock_fd;
 	}
 	r = plan_file_map(path, &buf, &len, why, why_len);
@@ -169,8 +173,6 @@ int plan_symbolize_file(const char *path, uint64_t record_id, const struct plan_
 	bool added = false;
 	for (uint32_t i = 0; i < n; i++) {
 		plan_file_image(buf, i, &images[i]);
-		if (replan && plan_replan_apply(replan, &images[i]))
-			added = true;
 		if (images[i].record.symbol_count)
 			continue; /* a process merged it after an earlier pass */
 		r = symbolize_image(&images[i], sym, &tables[i]);
@@ -178,6 +180,9 @@ int plan_symbolize_file(const char *path, uint64_t record_id, const struct plan_
 			goto fail;
 		added |= images[i].record.symbol_count != 0;
 	}
+	replan = replan_done ? replan_done(ctx) : NULL;
+	for (uint32_t i = 0; replan && i < n; i++)
+		added |= plan_replan_apply(replan, &images[i]);
 	r = added ? plan_file_write(path, images, n, record_id) : 0;
 	if (r == 0)
 		goto out;
@@ -192,6 +197,6 @@ out:
 	if (buf)
 		plan_file_unmap((void *)buf, len);
 	close(lock_fd);
-	symbolizer_free(sym);
+	symbolizer_free(own);
 	return r;
 }

@@ -390,6 +390,26 @@ static unsigned lookup(struct symbolizer *s, struct module_slot *slot, uint64_t 
 	return count;
 }
 
+void symbolizer_warm(struct symbolizer *s, const char *path)
+{
+	static const uint8_t none[1];
+	const unsigned char *bits;
+	uint32_t index;
+	GElf_Addr vaddr, bias;
+	struct module_slot *slot = open_module(s, path, none, 0, &index);
+
+	if (!slot || !slot->module || slot->build_id_bytes)
+		return; /* not there, or opened already by a lookup */
+	int n = dwfl_module_build_id(slot->module, &bits, &vaddr);
+	if (n > 0 && (size_t)n <= sizeof(slot->build_id)) {
+		memcpy(slot->build_id, bits, (size_t)n);
+		slot->build_id_bytes = (unsigned)n;
+	}
+	dwfl_module_getdwarf(slot->module, &bias);
+	if (!slot->functions_read)
+		read_functions(slot);
+}
+
 unsigned symbolizer_lookup(struct symbolizer *s, const char *path, const uint8_t *build_id,
 			   unsigned build_id_bytes, uint64_t offset,
 			   const struct frame_symbol **out)

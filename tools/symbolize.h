@@ -34,6 +34,12 @@ void symbolizer_free(struct symbolizer *s);
  * many frames takes. Results found before are kept. */
 void symbolizer_set_budget(struct symbolizer *s, double seconds);
 
+/* Opens the module at path, keyed by the build-id its file has now, and reads
+ * what its first lookup would: its debug information (decompressing libc's
+ * takes some 50 ms) and its functions. Lookups of that module with that
+ * build-id then find it ready. May allocate; not thread-safe. */
+void symbolizer_warm(struct symbolizer *s, const char *path);
+
 /* Looks up the code at offset (a return address, relative to the load bias) of
  * the module at path whose build-id was build_id (build_id_bytes 0: none
  * recorded). Points *out at the functions found there, innermost first: those
