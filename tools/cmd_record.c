@@ -371,8 +371,9 @@ int cmd_record(int argc, char **argv)
 			"memplan: %s: replaced by another recording that wrote it later; this "
 			"recording's plan is lost\n",
 			output);
-	else if (seen.failed)
-		; /* each process that failed has said why, or memplan for it */
+	else if (seen.failed || !launch_started())
+		; /* each process that failed has said why, or memplan for it, or
+		   * the command could not be run, as launch_run said */
 	else if (seen.refused)
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan: the command ran in a sandbox "

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,16 @@ static void name_missed_sites(const struct replay_options *o, struct replay_summ
 	plan_file_unmap((void *)buf, len);
 }
 
+/* The signal that ended the command, or that its status says ended a process
+ * it waited for (a wrapper such as timeout exits 128 + the signal); 0 if
+ * none. */
+static int killed_by(int status)
+{
+	if (launch_signal())
+		return launch_signal();
+	return status > 128 && status - 128 < NSIG ? status - 128 : 0;
+}
+
 /* Runs the command with its statistics going to stats, or to a file of our own
  * if none was asked for, and reads them at the end for the summary line. If no
  * process found its program in the plan, the plan was recorded from other
@@ -171,6 +182,17 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 			strict_failure(o, "the statistics file is not a regular file, so the share "
 					  "served cannot be read back");
 		}
+	} else if (killed_by(status) && !s.any_in_plan) {
+		/* SIGKILL ends a process before it can write its statistics: its
+		 * program may well be in the plan. */
+		fprintf(stderr,
+			"memplan: %s: the command was killed (signal %d) before any process "
+			"of it in the plan wrote its statistics\n",
+			o->plan, killed_by(status));
+		if (o->strict) {
+			failed = true;
+			strict_failure(o, "no process of the command wrote its statistics");
+		}
 	} else if (lines > 0 && !s.any_in_plan) {
 		const char *rebuilt = replay_summary_other_build(
 		    &s, (const char *const *)o->plan_names, o->plan_name_count);
@@ -205,9 +227,13 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 			failed = true;
 			strict_failure(o, why);
 		}
-	} else if (o->strict) {
-		failed = true;
-		strict_failure(o, "no process of the command wrote its statistics");
+	} else {
+		fprintf(stderr, "memplan: %s: no process of the command wrote its statistics\n",
+			o->plan);
+		if (o->strict) {
+			failed = true;
+			strict_failure(o, "no process of the command wrote its statistics");
+		}
 	}
 	replay_summary_free(&s);
 	return failed && status == 0 ? 1 : status;

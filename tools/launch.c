@@ -3,6 +3,7 @@
 #include "launch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -61,6 +62,34 @@ int launch_absolute_path(const char *path, char *out, size_t cap)
 
 /* The command being waited for, for the signal handler. */
 static volatile pid_t child_pid;
+/* How the last command went: started, and the signal that ended it. */
+static bool last_started;
+static int last_signal;
+
+bool launch_started(void)
+{
+	return last_started;
+}
+
+int launch_signal(void)
+{
+	return last_signal;
+}
+
+/* In the parent, once the child has forked: whether it ran its program. The
+ * child writes its exec's errno to report, which closes on a successful exec. */
+static bool child_ran(int report[2])
+{
+	int err;
+	ssize_t n;
+
+	close(report[1]);
+	do
+		n = read(report[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(report[0]);
+	return n != (ssize_t)sizeof(err);
+}
 
 static const int passed_on[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT};
 #define PASSED_ON_COUNT (sizeof(passed_on) / sizeof(passed_on[0]))
@@ -84,7 +113,7 @@ int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx)
 	struct sigaction forward = {.sa_handler = pass_on, .sa_flags = SA_RESTART};
 	struct sigaction old[PASSED_ON_COUNT];
 	sigset_t block, before;
-	int status;
+	int status, report[2];
 	pid_t pid;
 
 	/* Blocked across fork: a signal before the handler knows the child waits. */
@@ -95,24 +124,39 @@ int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx)
 	sigemptyset(&forward.sa_mask);
 	for (size_t i = 0; i < PASSED_ON_COUNT; i++)
 		sigaction(passed_on[i], NULL, &old[i]);
+	last_started = false;
+	last_signal = 0;
+	if (pipe2(report, O_CLOEXEC) < 0) {
+		sigprocmask(SIG_SETMASK, &before, NULL);
+		fprintf(stderr, "memplan: cannot make a pipe: %s\n", strerror(errno));
+		return 127;
+	}
 	pid = fork();
 	if (pid < 0) {
 		sigprocmask(SIG_SETMASK, &before, NULL);
 		fprintf(stderr, "memplan: cannot fork: %s\n", strerror(errno));
+		close(report[0]);
+		close(report[1]);
 		return 127;
 	}
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &before, NULL);
+		close(report[0]);
 		execvp(argv[0], argv);
-		fprintf(stderr, "memplan: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+		int err = errno;
+		if (write(report[1], &err, sizeof(err)) < 0) {
+			/* The parent takes the command as run; its status still says. */
+		}
+		fprintf(stderr, "memplan: %s: %s\n", argv[0], strerror(err));
+		_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
 	}
+	last_started = child_ran(report);
 	child_pid = pid;
 	for (size_t i = 0; i < PASSED_ON_COUNT; i++)
 		if (old[i].sa_handler != SIG_IGN) /* nohup and the like: stays ignored */
 			sigaction(passed_on[i], &forward, NULL);
 	sigprocmask(SIG_SETMASK, &before, NULL);
-	if (started)
+	if (started && last_started)
 		started(ctx);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
@@ -126,8 +170,10 @@ int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx)
 		sigaction(passed_on[i], &old[i], NULL);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status)) {
+		last_signal = WTERMSIG(status);
 		return 128 + WTERMSIG(status);
+	}
 	return 1;
 }
 

@@ -26,19 +26,23 @@ int launch_absolute_path(const char *path, char *out, size_t cap);
 void launch_set_mode(const char *mode, const char *plan, uint64_t record_id);
 
 /* Runs argv (searched in PATH) and waits for it. Returns its exit status, or
- * 128 + signal number if a signal ended it, or 127 with a message if it could not
- * be started. SIGTERM, SIGHUP, SIGINT and SIGQUIT sent to memplan while it waits
- * are passed on to the command, and memplan waits on for it: the command ends as
- * the signal makes it end (a recording writes its plan), and memplan's status
- * says so. (A signal sent to the whole process group, as ^C or timeout send it,
- * reaches the command twice; the preload library takes the second for the
- * first.) */
+ * 128 + signal number if a signal ended it, or, after a message, 127 if it was
+ * not found and 126 if it could not be run (as a shell says). SIGTERM, SIGHUP, SIGINT and SIGQUIT
+ * sent to memplan while it waits are passed on to the command, and memplan waits on for it: the
+ * command ends as the signal makes it end (a recording writes its plan), and memplan's status says
+ * so. (A signal sent to the whole process group, as ^C or timeout send it, reaches the command
+ * twice; the preload library takes the second for the first.) */
 int launch_run(char **argv);
 
 /* launch_run, calling started(ctx) once the command has started, while it
  * runs: work to do meanwhile, on threads that must not exist when memplan
  * forks. */
 int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx);
+
+/* Whether the last command run was started (its program found and run), and
+ * the signal that ended it (0 if it exited). */
+bool launch_started(void);
+int launch_signal(void);
 
 /* Makes memplan the parent of the processes the command leaves running when
  * their own parent ends (a shell's background job, a daemon), instead of init

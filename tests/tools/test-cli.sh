@@ -45,6 +45,11 @@ status 5 "$MEMPLAN" record -o "$WORK/exit.plan" -- "$PROGRAMS/exit_paths" _Exit
 status 3 "$MEMPLAN" replay -p "$WORK/exit.plan" -- "$PROGRAMS/exit_paths" exit
 status 134 "$MEMPLAN" record -o "$WORK/abort.plan" -- "$PROGRAMS/exit_paths" abort
 status 127 "$MEMPLAN" record -o "$WORK/x.plan" -- "$WORK/not-a-command"
+# Found but not runnable: 126, as a shell says, in one line (no word of a plan).
+status 126 "$MEMPLAN" record -o "$WORK/x.plan" -- /etc/passwd
+[ "$(cat "$WORK/err")" = "memplan: /etc/passwd: Permission denied" ] ||
+  fail "record of a file that is no program: $(cat "$WORK/err")"
+status 126 "$MEMPLAN" replay -p "$WORK/x.plan" -- /etc/passwd
 "$PROGRAMS/family" 2 >"$WORK/family.plain"
 status 0 "$MEMPLAN" record -o "$WORK/family.plan" --depth 3 -- "$PROGRAMS/family" 2
 cmp -s "$WORK/out" "$WORK/family.plain" || fail "record changed the command's stdout"

@@ -5,7 +5,7 @@
 # other programs and passes an exact rerun; the verdict follows the share in
 # the statistics; the command's output and own failure status are kept.
 . "$(dirname "$0")/lib.sh"
-for p in gcc sort ls python3; do
+for p in gcc sort ls perl python3; do
   command -v "$p" >/dev/null || { echo "SKIP: $p not installed"; exit 77; }
 done
 cd "$WORK"
@@ -50,6 +50,16 @@ status 0 "$MEMPLAN" replay -p app.plan -- ./app
 [ "$(cat out)" = two ] || fail "rebuilt: output changed: $(cat out)"
 grep -q "^memplan: app.plan: no process of the command found its program in the plan (it holds another build of app: record it again); they ran on libc$" err ||
   fail "rebuilt: $(cat err)"
+# A command killed by SIGKILL wrote no statistics: that is said, not that the
+# plan is of other programs, directly or through a wrapper that says so in its
+# status (timeout exits 137).
+status 0 "$MEMPLAN" record -o perl.plan -- perl -e 'my @a = map { "x" x $_ } 1 .. 2000; print scalar(@a), "\n"'
+status 137 "$MEMPLAN" replay -p perl.plan -- perl -e 'my @a = map { "x" x $_ } 1 .. 2000; kill KILL => $$'
+grep -q "^memplan: perl.plan: the command was killed (signal 9) before any process of it in the plan wrote its statistics$" err ||
+  fail "killed: $(cat err)"
+status 137 "$MEMPLAN" replay -p perl.plan -- sh -c 'perl -e "kill KILL => \$\$"; exit 137'
+grep -q "^memplan: perl.plan: the command was killed (signal 9) before" err ||
+  fail "killed under a wrapper: $(cat err)"
 # The command's own failure is its status, --strict or not.
 status 3 "$MEMPLAN" replay -p ls.plan --strict -- sh -c 'sort -n in.txt; exit 3'
 # An unusable plan, or statistics that cannot be read back, fail --strict.
