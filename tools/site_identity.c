@@ -120,12 +120,28 @@ int site_identity_compare_lines(const struct site_identity *a, const struct site
 /* Writes text to out at *at, as much as fits in cap (out stays terminated);
  * for markdown, '|' and '`' (which would end a table cell or a code span) are
  * left out. */
-static void put(char *out, size_t cap, size_t *at, const char *text, size_t len, bool markdown)
+/* Appends text to out; false if it did not all fit. */
+static bool put(char *out, size_t cap, size_t *at, const char *text, size_t len, bool markdown)
 {
-	for (size_t i = 0; i < len && *at + 1 < cap; i++)
+	size_t i = 0;
+
+	for (; i < len && *at + 1 < cap; i++)
 		if (!markdown || (text[i] != '|' && text[i] != '`'))
 			out[(*at)++] = text[i];
 	out[*at] = '\0';
+	return i == len;
+}
+
+/* Ends a name cut short with "...", on a whole UTF-8 character: a cut in the
+ * middle of a C++ name would read as a whole one. */
+static void mark_cut(char *out, size_t at)
+{
+	if (at < 3)
+		return;
+	at -= 3;
+	while (at && ((unsigned char)out[at] & 0xc0) == 0x80)
+		at--;
+	memcpy(out + at, "...", 4);
 }
 
 void site_identity_name(const struct site_identity *id, bool markdown, char *out, size_t cap)
@@ -133,13 +149,14 @@ void site_identity_name(const struct site_identity *id, bool markdown, char *out
 	const char *arrow = markdown ? " ← " : " <- ";
 	size_t at = 0;
 	char offset[32];
+	bool fits = true;
 
 	if (!cap)
 		return;
 	out[0] = '\0';
 	if (!id->count)
-		put(out, cap, &at, "(no frames)", 11, false);
-	for (uint32_t k = 0; k < id->count; k++) {
+		fits &= put(out, cap, &at, "(no frames)", 11, false);
+	for (uint32_t k = 0; k < id->count && fits; k++) {
 		const struct site_function *fn = &id->functions[k];
 		const char *name = fn->function;
 		if (!name) {
@@ -147,18 +164,20 @@ void site_identity_name(const struct site_identity *id, bool markdown, char *out
 			name = offset;
 		}
 		if (k)
-			put(out, cap, &at, arrow, strlen(arrow), false);
+			fits &= put(out, cap, &at, arrow, strlen(arrow), false);
 		if (markdown)
-			put(out, cap, &at, "`", 1, false);
+			fits &= put(out, cap, &at, "`", 1, false);
 		if (!fn->function)
-			put(out, cap, &at, fn->module, strlen(fn->module), markdown);
-		put(out, cap, &at, name, strlen(name), markdown);
+			fits &= put(out, cap, &at, fn->module, strlen(fn->module), markdown);
+		fits &= put(out, cap, &at, name, strlen(name), markdown);
 		if (markdown)
-			put(out, cap, &at, "`", 1, false);
+			fits &= put(out, cap, &at, "`", 1, false);
 		if (k + 1 == id->count || strcmp(fn->module, id->functions[k + 1].module)) {
-			put(out, cap, &at, " (", 2, false);
-			put(out, cap, &at, fn->module, strlen(fn->module), markdown);
-			put(out, cap, &at, ")", 1, false);
+			fits &= put(out, cap, &at, " (", 2, false);
+			fits &= put(out, cap, &at, fn->module, strlen(fn->module), markdown);
+			fits &= put(out, cap, &at, ")", 1, false);
 		}
 	}
+	if (!fits)
+		mark_cut(out, at);
 }
