@@ -18,6 +18,7 @@
  * which one runs, so that another mode (e.g. replanning a plan file) slots in. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include "commands.h"
 #include "csv_instance.h"
 #include "plan_file.h"
+#include "output_target.h"
 #include "plan_replan.h"
 #include "planner.h"
 
@@ -331,6 +333,15 @@ int cmd_plan(int argc, char **argv)
 		fprintf(stderr, "memplan: plan: unexpected argument '%s'\n", argv[optind - 1]);
 		plan_usage(stderr);
 		return 2;
+	}
+	static char out_target[PATH_MAX];
+	if (a.out_path) {
+		int r = output_target(a.out_path, out_target, sizeof(out_target));
+		if (r < 0) {
+			fprintf(stderr, "memplan: %s: %s\n", a.out_path, strerror(-r));
+			return 1;
+		}
+		a.out_path = out_target;
 	}
 	if (a.plan_path)
 		return plan_file_main(&a);

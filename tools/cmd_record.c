@@ -27,6 +27,7 @@
 #include "config.h"
 #include "file_io.h"
 #include "launch.h"
+#include "output_target.h"
 #include "plan_file.h"
 #include "plan_replan.h"
 #include "plan_symbolize.h"
@@ -71,7 +72,8 @@ static int usage(const char *why)
 		"\n"
 		"options:\n"
 		"  -o, --output PLAN      the plan file to write (required); a plan already\n"
-		"                         there is replaced\n"
+		"                         there is replaced (through a symbolic link: the\n"
+		"                         file it names)\n"
 		"  -d, --depth N          frames per call site, 1 to 64 (default %d)\n"
 		"  -s, --plan-seconds S   planning time once CMD has ended, for all its\n"
 		"                         process images together, in seconds, from 0 to\n"
@@ -299,7 +301,13 @@ int cmd_record(int argc, char **argv)
 	if (optind >= argc)
 		return usage("no command given");
 
-	if (launch_absolute_path(output, plan, sizeof(plan)) < 0) {
+	char target[PATH_MAX];
+	r = output_target(output, target, sizeof(target));
+	if (r < 0) {
+		fprintf(stderr, "memplan: %s: %s\n", output, strerror(-r));
+		return 1;
+	}
+	if (launch_absolute_path(target, plan, sizeof(plan)) < 0) {
 		fprintf(stderr, "memplan: %s: path too long\n", output);
 		return 1;
 	}

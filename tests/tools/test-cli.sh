@@ -50,6 +50,17 @@ status 126 "$MEMPLAN" record -o "$WORK/x.plan" -- /etc/passwd
 [ "$(cat "$WORK/err")" = "memplan: /etc/passwd: Permission denied" ] ||
   fail "record of a file that is no program: $(cat "$WORK/err")"
 status 126 "$MEMPLAN" replay -p "$WORK/x.plan" -- /etc/passwd
+# -o through a symbolic link (a chain, a relative one) writes the file it
+# names, as > does; the links stay links.
+mkdir "$WORK/plans"
+ln -s plans/current.plan "$WORK/link.plan"
+ln -s link.plan "$WORK/link2.plan"
+status 0 "$MEMPLAN" record -o "$WORK/link2.plan" -- "$PROGRAMS/family" 1
+[ -L "$WORK/link.plan" ] && [ -L "$WORK/link2.plan" ] || fail "record replaced a link"
+[ -f "$WORK/plans/current.plan" ] || fail "record did not write through the links"
+status 0 "$MEMPLAN" plan "$WORK/plans/current.plan" -o "$WORK/link.plan" --time-limit 0
+[ -L "$WORK/link.plan" ] || fail "plan -o replaced a link"
+status 0 "$MEMPLAN" show "$WORK/plans/current.plan"
 "$PROGRAMS/family" 2 >"$WORK/family.plain"
 status 0 "$MEMPLAN" record -o "$WORK/family.plan" --depth 3 -- "$PROGRAMS/family" 2
 cmp -s "$WORK/out" "$WORK/family.plain" || fail "record changed the command's stdout"
