@@ -578,9 +578,10 @@ static int header_validate(const struct plan_file_header *h, uint64_t len, char 
 			    "record again",
 			    h->version, PLAN_FILE_VERSION);
 	if (h->file_bytes != len)
-		return fail(why, why_len, -EINVAL,
-			    "truncated or padded: header says %llu bytes, file has %llu",
-			    (unsigned long long)h->file_bytes, (unsigned long long)len);
+		return fail(
+		    why, why_len, -EINVAL,
+		    "truncated, padded or corrupt: its header says %llu bytes, the file has %llu",
+		    (unsigned long long)h->file_bytes, (unsigned long long)len);
 	if (h->header_bytes != sizeof(*h) ||
 	    h->image_record_bytes != sizeof(struct plan_image_record))
 		return fail(why, why_len, -EINVAL, "unexpected record sizes");
