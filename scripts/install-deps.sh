@@ -26,6 +26,7 @@ tests=(
   valgrind        # its memcheck replaces the allocator, its callgrind does not
   libpython3.11-testsuite  # CPython's own tests, run under record and replay
   bind9-utils     # named-checkzone, linked with jemalloc: an allocator after memplan's
+  strace          # which files memplan record opens (no debuginfod client)
 )
 
 case "${1:-}" in

@@ -7,10 +7,14 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "array_grow.h"
 #include "hash_table.h"
@@ -66,9 +70,62 @@ struct symbolizer {
 	double deadline_s; /* CLOCK_MONOTONIC; 0: none */
 };
 
+/* Whether the ELF file open as fd has the build-id want[0..want_len). */
+static bool has_build_id(int fd, const unsigned char *want, int want_len)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *id;
+	ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+	bool same = want_len > 0 && n == want_len && !memcmp(id, want, (size_t)n);
+
+	elf_end(elf);
+	return same;
+}
+
+/* Separate debug information on this machine only: by build-id under
+ * /usr/lib/debug/.build-id/, else through the file's .gnu_debuglink, next to
+ * it, in its .debug/ or under /usr/lib/debug/ (where gdb looks), if the file
+ * found there has the module's build-id. dwfl_standard_find_debuginfo looks in
+ * the same places, then loads libdebuginfod, and with it some thirty libraries
+ * (7 MiB of the resident set of a `memplan record` of jq), to ask servers,
+ * which memplan never does. */
+static int find_local_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+				Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+				GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc, debuginfo_file_name);
+	const unsigned char *want;
+	GElf_Addr vaddr;
+	int want_len;
+
+	if (fd >= 0 || !debuglink_file || !file_name || strchr(debuglink_file, '/') ||
+	    (want_len = dwfl_module_build_id(mod, &want, &vaddr)) <= 0)
+		return fd;
+	const char *slash = strrchr(file_name, '/');
+	const int dir_len = slash ? (int)(slash - file_name) : 1;
+	const char *dir = slash ? file_name : ".";
+	/* Before the file's directory, and between it and the link's name. */
+	const char *const around[][2] = {{"", "/"}, {"", "/.debug/"}, {"/usr/lib/debug", "/"}};
+	for (size_t i = 0; i < sizeof(around) / sizeof(around[0]); i++) {
+		char path[PATH_MAX];
+		int n = snprintf(path, sizeof(path), "%s%.*s%s%s", around[i][0], dir_len, dir,
+				 around[i][1], debuglink_file);
+		if (n < 0 || (size_t)n >= sizeof(path) || !strcmp(path, file_name))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (has_build_id(fd, want, want_len) && (*debuginfo_file_name = strdup(path)))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_local_debuginfo,
     .section_address = dwfl_offline_section_address,
 };
 
