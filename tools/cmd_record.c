@@ -3,17 +3,15 @@
  * allocates adds its image to PLAN at its exit, packed by the online allocator
  * only (the recording id says that the planner runs here, later:
  * PLAN_RECORD_ID_REPLANNED). Once CMD has ended, and the processes it left
- * running too (or the wait for them is over), the plan's images are
- * re-planned within S seconds as a whole
- * (plan_replan.h) and its frames symbolised, and both are stored in it in one
- * write (plan_symbolize.h). Exits with CMD's status. */
+ * running too (or the wait for them is over), the plan's frames are
+ * symbolised (libc's debug information read while CMD ran: symbol_warmer.h),
+ * its images re-planned within S seconds as a whole (plan_replan.h), and both
+ * are stored in it in one write (plan_symbolize.h). Exits with CMD's status. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,61 +135,6 @@ static int replan_plan(const char *path, uint64_t id, double seconds, struct pla
 		r = plan_replan_run(replan, buf, &opt, &sum, why, why_len);
 	plan_file_unmap((void *)buf, len);
 	return r;
-}
-
-/* Re-planning on a thread of its own, while the symbols are looked up: both
- * take tens or hundreds of milliseconds once the command has ended, and
- * neither needs the other until the plan is written. */
-struct replan_job {
-	const char *path, *output;
-	uint64_t id;
-	double seconds;
-	struct plan_replan replan;
-	pthread_t thread;
-	bool running, done;
-	int r;
-	char why[256];
-};
-
-static void *replan_job_run(void *arg)
-{
-	struct replan_job *job = arg;
-
-	job->r =
-	    replan_plan(job->path, job->id, job->seconds, &job->replan, job->why, sizeof(job->why));
-	return NULL;
-}
-
-/* Starts the job on its thread, which takes no signals, or runs it here if
- * there can be no thread. */
-static void replan_job_start(struct replan_job *job)
-{
-	sigset_t all, before;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &before);
-	job->running = pthread_create(&job->thread, NULL, replan_job_run, job) == 0;
-	pthread_sigmask(SIG_SETMASK, &before, NULL);
-	if (!job->running)
-		replan_job_run(job);
-}
-
-/* Waits for the job (once) and says if it failed; its layouts. For
- * plan_symbolize_file. */
-static const struct plan_replan *replan_job_done(void *arg)
-{
-	struct replan_job *job = arg;
-
-	if (job->running)
-		pthread_join(job->thread, NULL);
-	job->running = false;
-	/* Out of memory (memplan runs under the command's limits) leaves the plan
-	 * as its processes packed it, which is no error of the recording; an
-	 * invalid layout from the planner is one. */
-	if (!job->done && job->r < 0 && job->r != -ENOMEM)
-		fprintf(stderr, "memplan: %s: %s\n", job->output, job->why);
-	job->done = true;
-	return &job->replan;
 }
 
 static void warm_symbols(void *warmer)
@@ -362,15 +305,25 @@ int cmd_record(int argc, char **argv)
 	if (plan_file_peek_record_id(plan) == id) {
 		/* The plan is complete as the processes wrote it; failing to improve
 		 * it or add symbols costs arena or readability, not the recording. */
-		struct replan_job job = {
-		    .path = plan, .output = output, .id = id, .seconds = plan_seconds};
+		/* The symbols first, from the debug information read while the
+		 * command ran, which is given back before the planner runs: held
+		 * together, they would add up in memplan's resident set. */
+		struct plan_symbols found = {0};
+		struct plan_replan replan = {0};
 		char why[256];
-		replan_job_start(&job);
-		if (plan_symbolize_file(plan, id, sym, replan_job_done, &job, why, sizeof(why)) < 0)
+		if (sym && plan_symbols_find(plan, id, sym, &found, why, sizeof(why)) < 0)
 			fprintf(stderr, "memplan: %s: %s\n", output, why);
-		replan_job_done(&job);
-		plan_replan_free(&job.replan);
 		symbolizer_free(sym);
+		r = replan_plan(plan, id, plan_seconds, &replan, why, sizeof(why));
+		/* Out of memory (memplan runs under the command's limits) leaves the
+		 * plan as its processes packed it, which is no error of the recording;
+		 * an invalid layout from the planner is one. */
+		if (r < 0 && r != -ENOMEM)
+			fprintf(stderr, "memplan: %s: %s\n", output, why);
+		if (plan_symbolize_file(plan, id, &found, &replan, why, sizeof(why)) < 0)
+			fprintf(stderr, "memplan: %s: %s\n", output, why);
+		plan_symbols_free(&found);
+		plan_replan_free(&replan);
 		return status;
 	}
 	symbolizer_free(sym);

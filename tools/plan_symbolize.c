@@ -92,9 +92,10 @@ static int place_string(struct symbol_tables *t, const char *text, uint32_t *off
 	return 0;
 }
 
-/* Builds the symbol tables of im (which has none) into t, and points a copy of
- * im at them. Returns 0 or a negative errno. */
-static int symbolize_image(struct plan_image *im, struct symbolizer *sym, struct symbol_tables *t)
+/* Builds the symbol tables of im (which has none) into t, its strings first
+ * (attach gives them to im). Returns 0 or a negative errno. */
+static int symbolize_image(const struct plan_image *im, struct symbolizer *sym,
+			   struct symbol_tables *t)
 {
 	const struct plan_image_record *r = &im->record;
 	int err;
@@ -125,22 +126,85 @@ static int symbolize_image(struct plan_image *im, struct symbolizer *sym, struct
 	if (t->symbol_count > UINT32_MAX - 1)
 		return -E2BIG;
 	t->frame_symbols[r->frame_count] = (uint32_t)t->symbol_count;
+	return 0; /* with no symbol_count, nothing known: the image stays as it was */
+}
+
+/* An image's symbols found by plan_symbols_find, and what tells the image: its
+ * process image, its frames and its strings, which the tables extend. */
+struct found_image {
+	struct plan_image_record record;
+	struct symbol_tables tables;
+};
+
+/* Whether the image found earlier is image (the same process image, with the
+ * same frames and strings, which its tables extend). */
+static bool same_image(const struct plan_image_record *f, const struct plan_image_record *r)
+{
+	return f->exe_key == r->exe_key && f->args_key == r->args_key && f->pid == r->pid &&
+	       f->fork_ordinal == r->fork_ordinal && f->entry_count == r->entry_count &&
+	       f->frame_count == r->frame_count && f->strings_bytes == r->strings_bytes;
+}
+
+int plan_symbols_find(const char *path, uint64_t record_id, struct symbolizer *sym,
+		      struct plan_symbols *out, char *why, size_t why_len)
+{
+	const void *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = plan_file_map(path, &buf, &len, why, why_len);
+	if (r < 0 || plan_file_header(buf)->record_id != record_id) {
+		if (buf)
+			plan_file_unmap((void *)buf, len);
+		return r < 0 ? r : 0; /* another recording's, which says what it wrote */
+	}
+	uint32_t n = plan_file_header(buf)->image_count;
+	out->images = calloc(n ? n : 1, sizeof(*out->images));
+	r = out->images ? 0 : -ENOMEM;
+	symbolizer_set_budget(sym, PLAN_SYMBOLIZE_BUDGET_S);
+	for (uint32_t i = 0; r == 0 && i < n; i++) {
+		struct found_image *f = &out->images[out->count];
+		struct plan_image im;
+		plan_file_image(buf, i, &im);
+		if (im.record.symbol_count)
+			continue; /* a process merged it after an earlier pass */
+		f->record = im.record;
+		out->count++;
+		r = symbolize_image(&im, sym, &f->tables);
+	}
+	plan_file_unmap((void *)buf, len);
+	if (r < 0) {
+		snprintf(why, why_len, "cannot find its symbols: %s", strerror(-r));
+		plan_symbols_free(out);
+	}
+	return r;
+}
+
+void plan_symbols_free(struct plan_symbols *s)
+{
+	for (uint32_t i = 0; s->images && i < s->count; i++)
+		tables_free(&s->images[i].tables);
+	free(s->images);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Gives im the symbols of tables, if they hold any. */
+static void attach(struct plan_image *im, const struct symbol_tables *t)
+{
 	if (!t->symbol_count)
-		return 0; /* nothing known: the image stays as it was */
+		return;
 	im->strings = t->strings;
 	im->record.strings_bytes = t->strings_bytes;
 	im->symbols = t->symbols;
 	im->frame_symbols = t->frame_symbols;
 	im->record.symbol_count = (uint32_t)t->symbol_count;
-	return 0;
 }
 
-int plan_symbolize_file(const char *path, uint64_t record_id, struct symbolizer *sym,
-			const struct plan_replan *(*replan_done)(void *ctx), void *ctx, char *why,
-			size_t why_len)
+int plan_symbolize_file(const char *path, uint64_t record_id, const struct plan_symbols *found,
+			const struct plan_replan *replan, char *why, size_t why_len)
 {
-	struct symbolizer *own = sym ? NULL : symbolizer_new();
-	const struct plan_replan *replan = NULL;
+	struct symbolizer *sym = NULL;
 	struct symbol_tables *tables = NULL;
 	struct plan_image *images = NULL;
 	const void *buf = NULL;
@@ -148,16 +212,9 @@ int plan_symbolize_file(const char *path, uint64_t record_id, struct symbolizer 
 	uint32_t n = 0;
 	int lock_fd, r;
 
-	if (!sym)
-		sym = own;
-	if (!sym) {
-		snprintf(why, why_len, "out of memory");
-		return -ENOMEM;
-	}
 	lock_fd = plan_store_lock(path, PLAN_STORE_LOCK_WAIT_MS);
 	if (lock_fd < 0) {
 		snprintf(why, why_len, "cannot lock its directory: %s", strerror(-lock_fd));
-		symbolizer_free(own);
 		return lock_fd;
 	}
 	r = plan_file_map(path, &buf, &len, why, why_len);
@@ -169,20 +226,33 @@ int plan_symbolize_file(const char *path, uint64_t record_id, struct symbolizer 
 	r = -ENOMEM;
 	if (!images || !tables)
 		goto fail;
-	symbolizer_set_budget(sym, PLAN_SYMBOLIZE_BUDGET_S);
 	bool added = false;
 	for (uint32_t i = 0; i < n; i++) {
 		plan_file_image(buf, i, &images[i]);
+		if (replan && plan_replan_apply(replan, &images[i]))
+			added = true;
 		if (images[i].record.symbol_count)
 			continue; /* a process merged it after an earlier pass */
-		r = symbolize_image(&images[i], sym, &tables[i]);
-		if (r < 0)
-			goto fail;
+		const struct found_image *f = NULL;
+		for (uint32_t k = 0; found && k < found->count && !f; k++)
+			if (same_image(&found->images[k].record, &images[i].record))
+				f = &found->images[k];
+		if (f) {
+			attach(&images[i], &f->tables);
+		} else {
+			/* Merged since the symbols were found: looked up now. */
+			if (!sym && !(sym = symbolizer_new())) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			symbolizer_set_budget(sym, PLAN_SYMBOLIZE_BUDGET_S);
+			r = symbolize_image(&images[i], sym, &tables[i]);
+			if (r < 0)
+				goto fail;
+			attach(&images[i], &tables[i]);
+		}
 		added |= images[i].record.symbol_count != 0;
 	}
-	replan = replan_done ? replan_done(ctx) : NULL;
-	for (uint32_t i = 0; replan && i < n; i++)
-		added |= plan_replan_apply(replan, &images[i]);
 	r = added ? plan_file_write(path, images, n, record_id) : 0;
 	if (r == 0)
 		goto out;
@@ -197,6 +267,6 @@ out:
 	if (buf)
 		plan_file_unmap((void *)buf, len);
 	close(lock_fd);
-	symbolizer_free(own);
+	symbolizer_free(sym);
 	return r;
 }
