@@ -304,8 +304,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (plan_file_peek_record_id(plan) == id) {
 		/* The plan is complete as the processes wrote it; failing to improve
-		 * it or add symbols costs arena or readability, not the recording. */
-		/* The symbols first, from the debug information read while the
+		 * it or add symbols costs arena or readability, not the recording.
+		 * The symbols first, from the debug information read while the
 		 * command ran, which is given back before the planner runs: held
 		 * together, they would add up in memplan's resident set. */
 		struct plan_symbols found = {0};

@@ -27,11 +27,12 @@ void launch_set_mode(const char *mode, const char *plan, uint64_t record_id);
 
 /* Runs argv (searched in PATH) and waits for it. Returns its exit status, or
  * 128 + signal number if a signal ended it, or, after a message, 127 if it was
- * not found and 126 if it could not be run (as a shell says). SIGTERM, SIGHUP, SIGINT and SIGQUIT
- * sent to memplan while it waits are passed on to the command, and memplan waits on for it: the
- * command ends as the signal makes it end (a recording writes its plan), and memplan's status says
- * so. (A signal sent to the whole process group, as ^C or timeout send it, reaches the command
- * twice; the preload library takes the second for the first.) */
+ * not found and 126 if it could not be run (as a shell says). SIGTERM, SIGHUP,
+ * SIGINT and SIGQUIT sent to memplan while it waits are passed on to the
+ * command, and memplan waits on for it: the command ends as the signal makes it
+ * end (a recording writes its plan), and memplan's status says so. (A signal
+ * sent to the whole process group, as ^C or timeout send it, reaches the
+ * command twice; the preload library takes the second for the first.) */
 int launch_run(char **argv);
 
 /* launch_run, calling started(ctx) once the command has started, while it

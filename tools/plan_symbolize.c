@@ -241,11 +241,13 @@ int plan_symbolize_file(const char *path, uint64_t record_id, const struct plan_
 			attach(&images[i], &f->tables);
 		} else {
 			/* Merged since the symbols were found: looked up now. */
-			if (!sym && !(sym = symbolizer_new())) {
-				r = -ENOMEM;
-				goto fail;
+			if (!sym) {
+				if (!(sym = symbolizer_new())) {
+					r = -ENOMEM;
+					goto fail;
+				}
+				symbolizer_set_budget(sym, PLAN_SYMBOLIZE_BUDGET_S);
 			}
-			symbolizer_set_budget(sym, PLAN_SYMBOLIZE_BUDGET_S);
 			r = symbolize_image(&images[i], sym, &tables[i]);
 			if (r < 0)
 				goto fail;
