@@ -7,16 +7,17 @@ own executable (main excepted, whose one-off calls, such as the calloc of the
 churn's rings, are not the allocation pattern measured) and whose callee is malloc,
 calloc, realloc or free, whichever library defines it. An arc's cost is inclusive:
 everything the allocator did for those calls, down to the system calls' entry.
-Prints a Markdown table of instructions per call; with --write FILE, also puts it
-into FILE as a section between markers, replacing the section if FILE has one
-(scripts/bench/report.py carries the section over when it writes FILE anew).
+Prints a Markdown table of instructions per call, and one of cache misses per call
+when the profiles simulated caches (callgrind --cache-sim=yes); with --write FILE,
+also puts them into FILE as a section between markers, replacing the section if
+FILE has one (scripts/bench/report.py carries the section over when it writes FILE
+anew).
 
 usage: callgrind_calls.py --exe NAME [--write FILE] [--note TEXT]... LABEL=CALLGRIND_OUT...
 """
 import argparse
 import re
 import sys
-from collections import defaultdict
 
 ENTRY_POINTS = ("malloc", "calloc", "realloc", "free")
 BEGIN = "<!-- instructions.sh: begin -->"
@@ -27,7 +28,8 @@ NAME_KIND = {"ob": "ob", "cob": "ob", "fl": "fl", "fi": "fl", "fe": "fl", "cfi":
 
 
 def call_arcs(path):
-    """{(caller object, caller function, callee function): [calls, inclusive Ir]}."""
+    """({(caller object, caller function, callee function): [calls, inclusive costs]},
+    the events the costs count, Ir first)."""
     names = {"ob": {}, "fl": {}, "fn": {}}
 
     def name(kind, value):
@@ -39,7 +41,7 @@ def call_arcs(path):
             names[kind][m.group(1)] = m.group(2)
         return names[kind].get(m.group(1), "???")
 
-    arcs = defaultdict(lambda: [0, 0])
+    arcs = {}
     ob = fn = cfn = None
     pending = None
     events = None
@@ -47,12 +49,13 @@ def call_arcs(path):
         for line in f:
             line = line.rstrip("\n")
             if pending is not None:
-                # The line after calls= holds the call's position and inclusive cost.
-                parts = line.split()
-                ir = int(parts[1]) if len(parts) > 1 else 0
-                arc = arcs[(ob, fn, cfn)]
+                # The line after calls= holds the call's position and its inclusive
+                # costs, one per event in order (those left out are 0).
+                costs = [int(v) for v in line.split()[1:]]
+                arc = arcs.setdefault((ob, fn, cfn), [0, [0] * len(events)])
                 arc[0] += pending
-                arc[1] += ir
+                for i, v in enumerate(costs[:len(events)]):
+                    arc[1][i] += v
                 pending = cfn = None
                 continue
             key, eq, value = line.partition("=")
@@ -68,9 +71,9 @@ def call_arcs(path):
                     cfn = n
             elif line.startswith("events:"):
                 events = line.split()[1:]
-    if events and events[0] != "Ir":
-        sys.exit("callgrind_calls: %s counts %s first, not Ir" % (path, events[0]))
-    return arcs
+    if not events or events[0] != "Ir":
+        sys.exit("callgrind_calls: %s does not count Ir first" % path)
+    return arcs, events
 
 
 def entry_point(function):
@@ -82,14 +85,24 @@ def entry_point(function):
 
 
 def program_calls(path, exe):
-    """{entry point: (calls, inclusive Ir)} of the calls made by exe's functions."""
-    totals = {e: [0, 0] for e in ENTRY_POINTS}
-    for (ob, fn, cfn), (calls, ir) in call_arcs(path).items():
+    """{entry point: (calls, {event: inclusive cost})} of the calls made by exe's
+    functions."""
+    arcs, events = call_arcs(path)
+    totals = {e: [0, {ev: 0 for ev in events}] for e in ENTRY_POINTS}
+    for (ob, fn, cfn), (calls, costs) in arcs.items():
         e = entry_point(cfn)
         if e and ob and ob.rsplit("/", 1)[-1] == exe and fn != "main":
             totals[e][0] += calls
-            totals[e][1] += ir
+            for ev, v in zip(events, costs):
+                totals[e][1][ev] += v
     return totals
+
+
+def misses(costs, level):
+    """Data misses (reads and writes) at level D1 or DL of one entry point's costs,
+    None if the profile did not simulate caches."""
+    keys = (level + "mr", level + "mw")
+    return sum(costs[k] for k in keys) if all(k in costs for k in keys) else None
 
 
 def total_ir(path):
@@ -110,13 +123,35 @@ def table(results):
     base = None
     for label, totals, program in results:
         calls = sum(c for c, _ in totals.values())
-        ir = sum(i for _, i in totals.values())
+        ir = sum(costs["Ir"] for _, costs in totals.values())
         mean = ir / calls if calls else float("nan")
         if base is None:
             base = mean
-        cells = ["%.1f" % (i / c) if c else "n/a" for c, i in totals.values()]
+        cells = ["%.1f" % (costs["Ir"] / c) if c else "n/a" for c, costs in totals.values()]
         w("| %s | %s | %.1f | %.2f× | %s |" % (label, " | ".join(cells), mean, mean / base,
                                               "{:,}".format(program)))
+    if all(misses(costs, "D1") is not None
+           for _, totals, _ in results for _, costs in totals.values()):
+        w("")
+        w(CACHE_NOTE)
+        w("")
+        w("| allocator | " + " | ".join("%s (D1 misses/call)" % e for e in ENTRY_POINTS)
+          + " | all four (D1 misses/call) | all four (LL misses/call) | D1 misses, ratio to %s |"
+          % results[0][0])
+        w("| --- |" + " ---: |" * (len(ENTRY_POINTS) + 3))
+        base = None
+        for label, totals, _ in results:
+            calls = sum(c for c, _ in totals.values())
+            d1 = sum(misses(costs, "D1") for _, costs in totals.values())
+            ll = sum(misses(costs, "DL") for _, costs in totals.values())
+            mean = d1 / calls if calls else float("nan")
+            if base is None:
+                base = mean
+            cells = ["%.2f" % (misses(costs, "D1") / c) if c else "n/a"
+                     for c, costs in totals.values()]
+            w("| %s | %s | %.2f | %.3f | %.2f× |" % (label, " | ".join(cells), mean,
+                                                    ll / calls if calls else float("nan"),
+                                                    mean / base if base else float("nan")))
     counts = [tuple(c for c, _ in totals.values()) for _, totals, _ in results]
     if len(set(counts)) == 1:
         w("")
@@ -128,6 +163,13 @@ def table(results):
           + "; ".join("%s %s" % (label, "/".join(str(c) for c in cs))
                       for (label, _, _), cs in zip(results, counts)))
     return out
+
+
+CACHE_NOTE = ("Data cache misses, as callgrind's simulation of the caches counts them "
+              "(reads and writes; D1: the first-level data cache, LL: the last level "
+              "simulated), per call, inclusive as above. A simulation, not the "
+              "processor's counters: it models two levels, no prefetcher, and its "
+              "figures only compare allocators run alike.")
 
 
 def write_section(path, section):

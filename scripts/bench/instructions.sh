@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Counts the instructions each allocator spends per malloc, calloc, realloc and free
-# on the allocator-bound churn (bench-churn with CHURN_TOUCH=8, which writes only 8
-# bytes of each block), for glibc, jemalloc, mimalloc, tcmalloc and memplan replay.
-# callgrind counts instructions, not time, so the figures repeat from run to run
-# even on a loaded machine; they leave out what instructions do not show (cache
-# misses, page faults).
+# Counts the instructions and the data cache misses each allocator spends per
+# malloc, calloc, realloc and free on the allocator-bound churn (bench-churn with
+# CHURN_TOUCH=8, which writes only 8 bytes of each block), for glibc, jemalloc,
+# mimalloc, tcmalloc and memplan replay. callgrind counts instructions, not time,
+# so the figures repeat from run to run even on a loaded machine. Its misses are
+# those of a simulated cache (cache_sim below: a first level and a last level the
+# sizes of this kind of machine's per-core L1 and L2, no prefetcher), since a
+# virtual machine often has no hardware counters for perf; they leave out page
+# faults and what a prefetcher hides.
 #
 #   [BENCH_REV=REV] scripts/bench/instructions.sh [--ops N] [--write [FILE]]
 #
@@ -18,13 +21,13 @@
 #   BENCH_NO_INSTALL=1  never call apt-get; fail if something is missing
 #
 # Each allocator runs as
-#   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=OUT \
+#   valgrind --tool=callgrind --trace-children=yes CACHE_SIM --callgrind-out-file=OUT \
 #     env CHURN_TOUCH=8 LD_PRELOAD=ALLOCATOR.so BUILD/tests/bench/bench-churn N
-# valgrind hands the environment on to the program, LD_PRELOAD included (env puts
-# it there: valgrind's own wrapper script then runs without it; the launcher that
-# valgrind runs again at env's exec loads it too, harmlessly). The profile read is
-# the one of bench-churn. memplan replays a plan recorded beforehand, without
-# valgrind, as users record one, by
+# (CACHE_SIM: the options in cache_sim below.) valgrind hands the environment on to
+# the program, LD_PRELOAD included (env puts it there: valgrind's own wrapper script
+# then runs without it; the launcher that valgrind runs again at env's exec loads it
+# too, harmlessly). The profile read is the one of bench-churn. memplan replays a
+# plan recorded beforehand, without valgrind, as users record one, by
 #   CHURN_TOUCH=8 BUILD/tools/memplan record -o PLAN -- BUILD/tests/bench/bench-churn N
 # and replays it with MEMPLAN_MODE=replay MEMPLAN_PLAN=PLAN MEMPLAN_STATS=STATS in
 # the environment given to env; STATS shows the plan was found and used.
@@ -45,6 +48,10 @@ usage() {
 }
 ops=200000
 touch_bytes=8
+# 48 KiB 12-way first level, 2 MiB 16-way last level, 64-byte lines: fixed, so
+# that the figures do not depend on what valgrind finds on the machine (on a
+# virtual machine, a last level of the host's whole L3).
+cache_sim=(--cache-sim=yes --D1=49152,12,64 --LL=2097152,16,64)
 write=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -111,7 +118,7 @@ for alloc in "${allocators[@]}"; do
 		;;
 	esac
 	say "callgrind: $alloc"
-	valgrind --tool=callgrind --trace-children=yes \
+	valgrind --tool=callgrind --trace-children=yes "${cache_sim[@]}" \
 		--callgrind-out-file="$work/callgrind.$alloc.%p" \
 		env CHURN_TOUCH=$touch_bytes "${aenv[@]}" "$churn" "$ops" \
 		>"$work/$alloc.out" 2>"$work/$alloc.valgrind" ||
@@ -157,7 +164,8 @@ $(date -u '+%Y-%m-%d'). Each figure is the inclusive count per call of the calls
 the churn itself makes, whatever the allocator does inside (memplan replay: \
 finding the call site and its occurrence, the arena's check and claim; the others: \
 their fast and slow paths). Counts are exact and repeat from run to run, but say \
-nothing of cache misses or page faults: the wall-time tables above do."
+nothing of page faults, and of cache misses only what the simulation below finds: \
+the wall-time tables above show both. Caches simulated: ${cache_sim[*]:1}."
 	--note "memplan replay served $served.")
 [ -n "$write" ] && args+=(--write "$write")
 python3 "$root/scripts/bench/callgrind_calls.py" "${args[@]}" "${profiles[@]}"
