@@ -192,7 +192,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", required=True, help="the program's executable file name")
     ap.add_argument("--write", metavar="FILE")
-    ap.add_argument("--heading", default="## Instructions per allocation call (callgrind)")
+    ap.add_argument("--heading", default="## Instructions and cache misses per allocation call (callgrind)")
     ap.add_argument("--note", action="append", default=[],
                     help="a paragraph written before the table (repeatable)")
     ap.add_argument("profiles", nargs="+", metavar="LABEL=CALLGRIND_OUT")
