@@ -2,13 +2,13 @@
 # Test of `memplan plan --csv`: exit codes (0, 2 on a usage error, 1 on a missing
 # or bad file), and that the written plan has an offset column, is valid by an
 # independent awk checker, and is no smaller than the lower bound it reports.
-# Needs MEMPLAN (the CLI) and MEMPLAN_DSA_DIR (the benchmark CSV files).
+# Needs MEMPLAN (the CLI) and MEMPLAN_DSA_DIR (the instances in tests/tools/dsa).
 set -u
 
 : "${MEMPLAN:?set MEMPLAN to the memplan binary}"
 if [ -z "${MEMPLAN_DSA_DIR:-}" ] || [ ! -f "$MEMPLAN_DSA_DIR/input.12.csv" ]; then
-	echo "skip: MEMPLAN_DSA_DIR does not hold the dsa instances"
-	exit 77
+	echo "FAIL: MEMPLAN_DSA_DIR does not hold the instances of tests/tools/dsa" >&2
+	exit 1
 fi
 
 tmp=$(mktemp -d) || exit 1
