@@ -145,6 +145,22 @@ static bool same_image(const struct plan_image_record *f, const struct plan_imag
 	       f->frame_count == r->frame_count && f->strings_bytes == r->strings_bytes;
 }
 
+/* The symbols found for the image of record r, or NULL. Images keep their
+ * order in the file, so the search starts at *next, after the last one found
+ * (a shell script's plan holds a thousand images), and moves it on. */
+static const struct found_image *find_found(const struct plan_symbols *found,
+					    const struct plan_image_record *r, uint32_t *next)
+{
+	for (uint32_t j = 0; found && j < found->count; j++) {
+		uint32_t k = (*next + j) % found->count;
+		if (same_image(&found->images[k].record, r)) {
+			*next = k + 1;
+			return &found->images[k];
+		}
+	}
+	return NULL;
+}
+
 int plan_symbols_find(const char *path, uint64_t record_id, struct symbolizer *sym,
 		      struct plan_symbols *out, char *why, size_t why_len)
 {
@@ -227,16 +243,14 @@ int plan_symbolize_file(const char *path, uint64_t record_id, const struct plan_
 	if (!images || !tables)
 		goto fail;
 	bool added = false;
+	uint32_t next = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		plan_file_image(buf, i, &images[i]);
 		if (replan && plan_replan_apply(replan, &images[i]))
 			added = true;
 		if (images[i].record.symbol_count)
 			continue; /* a process merged it after an earlier pass */
-		const struct found_image *f = NULL;
-		for (uint32_t k = 0; found && k < found->count && !f; k++)
-			if (same_image(&found->images[k].record, &images[i].record))
-				f = &found->images[k];
+		const struct found_image *f = find_found(found, &images[i].record, &next);
 		if (f) {
 			attach(&images[i], &f->tables);
 		} else {
