@@ -120,6 +120,17 @@ int csv_instance_parse(const char *text, size_t len, struct csv_instance *inst, 
 
 	memset(inst, 0, sizeof(*inst));
 
+	/* An id with a NUL in it would be cut there: written back, it would not
+	 * name the same row, or any. Such a file is no text. */
+	const char *nul = memchr(text, '\0', len);
+	if (nul) {
+		for (const char *q = text; q < nul; q++)
+			line_no += *q == '\n';
+		set_why(why, why_len, "line %zu: a NUL byte (this is not a CSV text file)",
+			line_no);
+		return -EINVAL;
+	}
+
 	/* Skip a UTF-8 byte order mark, which spreadsheet exports add. */
 	if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
 		p += 3;
@@ -150,6 +161,7 @@ int csv_instance_parse(const char *text, size_t len, struct csv_instance *inst, 
 	inst->has_alignment = field_of[COL_ALIGNMENT] >= 0;
 
 	size_t id_used = 0;
+	uint64_t total = 0; /* CSV_INSTANCE_TOTAL_MAX */
 	while (p < end) {
 		line_no++;
 		nl = memchr(p, '\n', (size_t)(end - p));
@@ -219,6 +231,19 @@ int csv_instance_parse(const char *text, size_t len, struct csv_instance *inst, 
 			ret = -EINVAL;
 			goto err_free;
 		}
+		/* Within the total, checked before each sum: none wraps. */
+		uint64_t need = v[COL_ALIGNMENT] - 1;
+		if (v[COL_SIZE] && (v[COL_SIZE] > CSV_INSTANCE_TOTAL_MAX - total ||
+				    need > CSV_INSTANCE_TOTAL_MAX - total - v[COL_SIZE])) {
+			set_why(why, why_len,
+				"line %zu: the sizes and alignments so far add up to more than "
+				"2^63 bytes (no arena could hold the blocks)",
+				line_no);
+			ret = -EINVAL;
+			goto err_free;
+		}
+		if (v[COL_SIZE])
+			total += v[COL_SIZE] + need;
 		if (fs[COL_ID] == fe[COL_ID]) {
 			set_why(why, why_len, "line %zu: empty id", line_no);
 			ret = -EINVAL;

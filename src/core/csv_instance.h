@@ -7,13 +7,22 @@
  * silently ignoring them could turn a valid answer into an invalid one. `lower,upper`
  * is the half-open lifetime [lower, upper). An input `offset` column is read but
  * not used by the planner (it is replaced on output). Numbers are unsigned decimal
- * and fit in 64 bits; blank lines are skipped; a trailing CR is accepted. */
+ * and fit in 64 bits; blank lines are skipped; a trailing CR is accepted.
+ *
+ * The sizes of the blocks that have one, each with its alignment less one
+ * (the most padding it can need), add up to at most CSV_INSTANCE_TOTAL_MAX:
+ * then every block fits one after another below it, and no sum the planner
+ * makes of offsets, sizes and paddings passes 2^64. (Two blocks of 2^63 bytes
+ * alive at once need an arena of 2^64 bytes, which no 64-bit offset reaches.) */
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "block.h"
+
+#define CSV_INSTANCE_TOTAL_MAX (UINT64_C(1) << 63)
 
 struct csv_instance {
 	size_t n;

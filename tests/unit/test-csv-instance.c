@@ -1,6 +1,6 @@
 /* Unit test of the MiniMalloc CSV reader and writer: a round trip keeps ids and
  * numbers, optional columns in any order, and every kind of bad line is rejected
- * with its line number. */
+ * with its line number, as is an instance no 64-bit arena could hold. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -10,11 +10,12 @@
 #include "check.h"
 #include "csv_instance.h"
 
-static void expect_error(const char *text, const char *needle)
+/* The text is len bytes (it may hold a NUL). */
+static void expect_error_len(const char *text, size_t len, const char *needle)
 {
 	struct csv_instance inst;
 	char why[256] = "";
-	int ret = csv_instance_parse(text, strlen(text), &inst, why, sizeof(why));
+	int ret = csv_instance_parse(text, len, &inst, why, sizeof(why));
 
 	if (ret != -EINVAL || !strstr(why, needle)) {
 		fprintf(stderr, "input:\n%s\nret %d, why '%s', wanted '%s'\n", text, ret, why,
@@ -22,6 +23,11 @@ static void expect_error(const char *text, const char *needle)
 		exit(1);
 	}
 	CHECK(inst.n == 0 && inst.blocks == NULL);
+}
+
+static void expect_error(const char *text, const char *needle)
+{
+	expect_error_len(text, strlen(text), needle);
 }
 
 static void test_round_trip(void)
@@ -100,6 +106,32 @@ static void test_bad_input(void)
 	expect_error("id,lower,upper,size\na,0,18446744073709551616,4\n", "line 2: upper");
 	expect_error("id,lower,upper,size,alignment\na,0,3,4,3\n", "line 2: alignment 3");
 	expect_error("id,lower,upper,size\n,0,3,4\n", "line 2: empty id");
+	/* An id cut at a NUL would not name its row once written back. */
+	static const char nul[] = "id,lower,upper,size\na,0,3,4\nb\0c,0,3,4\n";
+	expect_error_len(nul, sizeof(nul) - 1, "line 3: a NUL byte");
+}
+
+/* Sizes, each with its alignment less one, add up to 2^63 at most: the
+ * blocks then fit one after another in 64-bit offsets, whatever the planner
+ * does with them. */
+static void test_total_bound(void)
+{
+	struct csv_instance inst;
+	char why[256];
+	/* 2^62 twice is 2^63: the most; a zero-size block adds nothing. */
+	const char *most = "id,lower,upper,size,alignment\na,0,2,4611686018427387904,1\n"
+			   "b,1,3,4611686018427387904,1\nz,0,9,0,9223372036854775808\n";
+
+	CHECK(csv_instance_parse(most, strlen(most), &inst, why, sizeof(why)) == 0);
+	CHECK(inst.n == 3);
+	csv_instance_free(&inst);
+	expect_error("id,lower,upper,size\na,0,2,4611686018427387904\nb,1,3,4611686018427387904\n"
+		     "c,5,6,1\n",
+		     "line 4: the sizes and alignments so far add up to more than 2^63 bytes");
+	expect_error("id,lower,upper,size\na,0,2,18446744073709551615\n", "line 2: the sizes");
+	/* 16 bytes that may need 2^63 - 1 of padding. */
+	expect_error("id,lower,upper,size,alignment\na,0,2,16,9223372036854775808\n",
+		     "line 2: the sizes");
 }
 
 int main(void)
@@ -107,5 +139,6 @@ int main(void)
 	test_round_trip();
 	test_optional_columns();
 	test_bad_input();
+	test_total_bound();
 	return 0;
 }
