@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -332,6 +333,16 @@ int cmd_plan(int argc, char **argv)
 	if (optind < argc || (a.plan_path && a.csv_path)) {
 		fprintf(stderr, "memplan: plan: unexpected argument '%s'\n", argv[optind - 1]);
 		plan_usage(stderr);
+		return 2;
+	}
+	/* A packing instance given where a plan goes would be read as a plan and
+	 * refused for its missing -o, or its format: say what was meant. */
+	size_t path_len = a.plan_path ? strlen(a.plan_path) : 0;
+	if (path_len >= 4 && !strcasecmp(a.plan_path + path_len - 4, ".csv")) {
+		fprintf(stderr,
+			"memplan: plan: %s: a packing instance is planned with --csv "
+			"(memplan plan --csv %s)\n",
+			a.plan_path, a.plan_path);
 		return 2;
 	}
 	static char out_target[PATH_MAX];

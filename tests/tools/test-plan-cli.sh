@@ -63,6 +63,25 @@ printf 'id,lower,upper,size\na,0,3,4\nb,3,3,4\n' >"$tmp/bad.csv"
 [ $? -eq 1 ] || fail "bad file should exit 1"
 grep -q "line 3" "$tmp/err" || fail "error does not name line 3"
 
+# A CSV where a plan goes is a usage error that says to use --csv.
+"$MEMPLAN" plan "$tmp/bad.csv" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] || fail "a CSV given as a plan should exit 2"
+grep -q -- "--csv $tmp/bad.csv" "$tmp/err" || fail "no hint to use --csv: $(cat "$tmp/err")"
+
+# Blocks that no 64-bit arena holds are bad input, not a planner failure; two
+# of 2^62 bytes alive at once are planned one above the other.
+printf 'id,lower,upper,size\na,0,2,18446744073709551615\nb,1,3,16\n' >"$tmp/huge.csv"
+"$MEMPLAN" plan --csv "$tmp/huge.csv" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] || fail "an instance past 2^63 bytes should exit 1"
+grep -q "line 2: the sizes and alignments so far add up to more than 2^63 bytes" "$tmp/err" ||
+	fail "unclear error for an instance past 2^63 bytes: $(cat "$tmp/err")"
+printf 'id,lower,upper,size\na,0,2,4611686018427387904\nb,1,3,4611686018427387904\n' >"$tmp/most.csv"
+"$MEMPLAN" plan --csv "$tmp/most.csv" --time-limit 0 >"$tmp/most.out" 2>"$tmp/err" ||
+	fail "two blocks of 2^62 bytes: $(cat "$tmp/err")"
+grep -q "arena 9223372036854775808 bytes" "$tmp/err" || fail "two blocks of 2^62 bytes: $(cat "$tmp/err")"
+sort "$tmp/most.out" | cut -d, -f5 | tr '\n' ' ' | grep -q "^0 4611686018427387904 offset $" ||
+	fail "two blocks of 2^62 bytes: offsets $(cat "$tmp/most.out")"
+
 # input.12.csv to stdout: optimum 12.
 "$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" --time-limit 1 >"$tmp/12.csv" 2>"$tmp/err" ||
 	fail "input.12.csv failed: $(cat "$tmp/err")"
