@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Fuzzes the plan file reader with libFuzzer (clang), under ASan and UBSan, for
-# FUZZ_SECONDS (default 60). Seeds are plans recorded here from real programs.
+# Fuzzes, with libFuzzer (clang) under ASan and UBSan, for FUZZ_SECONDS each
+# (default 60): the plan file reader, seeded with plans recorded here from real
+# programs, and `memplan plan --csv` (the CSV reader, the planner and its
+# checker), seeded with the packing instances of tests/tools/dsa.
 # usage: scripts/fuzz.sh   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,3 +23,15 @@ HEAP_BUGS_CLEAN=1 build/tools/memplan record -o "$out/corpus/pools.plan" -- \
   build/tests/faults/heap_bugs clean >/dev/null
 "$out/fuzz-plan-file" -max_total_time="$seconds" -max_len=65536 -artifact_prefix="$out/" \
   "$out/corpus" 2>&1 | tail -3
+
+mkdir -p "$out/csv-corpus"
+clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  -Isrc/core -o "$out/fuzz-csv-plan" tests/fuzz/fuzz-csv-plan.c \
+  src/core/csv_instance.c src/core/checker.c src/core/planner.c src/core/planner_greedy.c \
+  src/core/planner_lowest.c src/core/planner_search.c src/core/planner_treap.c -lpthread -lm
+cp tests/tools/dsa/*.csv "$out/csv-corpus/"
+# Sizes and alignments near the 2^63 bytes an instance may add up to.
+printf 'id,lower,upper,size,alignment\na,0,5,4611686018427387904,1\nb,2,9,4611686018427387903,2\nc,4,6,16,1024\n' \
+  >"$out/csv-corpus/near-limit.csv"
+"$out/fuzz-csv-plan" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$out/" \
+  "$out/csv-corpus" 2>&1 | tail -3
