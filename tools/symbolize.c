@@ -13,10 +13,12 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "array_grow.h"
+#include "file_io.h"
 #include "hash_table.h"
 #include "plan_file.h"
 
@@ -113,7 +115,8 @@ static int find_local_debuginfo(Dwfl_Module *mod, void **userdata, const char *m
 				 around[i][1], debuglink_file);
 		if (n < 0 || (size_t)n >= sizeof(path) || !strcmp(path, file_name))
 			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		fd = file_open_regular(path, &st);
 		if (fd < 0)
 			continue;
 		if (has_build_id(fd, want, want_len) && (*debuginfo_file_name = strdup(path)))
@@ -257,9 +260,15 @@ static struct module_slot *open_module(struct symbolizer *s, const char *path,
 	slot->dwfl = dwfl_begin(&offline_callbacks);
 	if (!slot->dwfl)
 		return slot;
-	/* Base 0: offsets in the plan are relative to the load bias, which is what an
-	 * ELF file's own addresses are. */
-	slot->module = dwfl_report_elf(slot->dwfl, path, path, -1, 0, false);
+	/* The path comes from the plan: opened by libdw, a FIFO there (or a
+	 * device, or a hostile plan's any path) blocked `memplan show` for good.
+	 * Only a regular file is read; libdw keeps the descriptor if it takes
+	 * the file. Base 0: offsets in the plan are relative to the load bias,
+	 * which is what an ELF file's own addresses are. */
+	struct stat st;
+	int fd = file_open_regular(path, &st);
+	if (fd >= 0 && !(slot->module = dwfl_report_elf(slot->dwfl, path, path, fd, 0, false)))
+		close(fd);
 	dwfl_report_end(slot->dwfl, NULL, NULL);
 	if (slot->module && build_id_bytes) {
 		const unsigned char *bits;

@@ -132,6 +132,17 @@ grep -q 'session_buffer (.*) inlined in session_open (.*) in gate_app$' "$WORK/o
 status 0 "$MEMPLAN" diff --json "$WORK/raw.plan" "$WORK/v1.plan"
 [ "$(json_get "$WORK/out" 'd["images"][0]["changed_sites"]')" = 0 ] ||
   fail "a plan without symbols does not pair with one with them: $(cat "$WORK/out")"
+# A plan names its binaries' paths; one that now names a FIFO (or a device)
+# is not read for symbols: show and diff end, with the frames unnamed.
+mkdir "$WORK/fifo"
+cp "$WORK/v1/gate_app" "$WORK/fifo/"
+(cd "$WORK/fifo" && MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/fifo.plan" LD_PRELOAD="$PRELOAD_LIB" \
+  ./gate_app >/dev/null)
+rm "$WORK/fifo/gate_app"
+mkfifo "$WORK/fifo/gate_app"
+status 0 timeout 20 "$MEMPLAN" show "$WORK/fifo.plan"
+grep -q "^image: $WORK/fifo/gate_app" "$WORK/out" || fail "show of a plan naming a FIFO: $(cat "$WORK/out")"
+status 0 timeout 20 "$MEMPLAN" diff "$WORK/fifo.plan" "$WORK/fifo.plan"
 status 0 "$MEMPLAN" show --json --top all "$WORK/v1.plan"
 [ "$(json_get "$WORK/out" 'len(d["images"][0]["top_sites"]) == d["sites"] > 3')" = True ] ||
   fail "show --top all does not list every site"
