@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_io.h"
+
 /* The runtimes of the sanitizers that replace the allocator, as gcc and clang
  * name them (libasan.so.8, libclang_rt.asan-x86_64.so). UndefinedBehavior-
  * Sanitizer has none, and runs under memplan as it is. */
@@ -77,7 +79,10 @@ static enum command_exe exe_file_kind(const char *path, char *runtime, size_t ca
 	enum command_exe kind = COMMAND_EXE_DYNAMIC;
 	Elf64_Phdr ph[64];
 	Elf64_Ehdr eh;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Without blocking: a FIFO there is no program (exec then refuses it, as
+	 * a shell's does), and an open of it would wait for a writer for good. */
+	struct stat st;
+	int fd = file_open_regular(path, &st);
 
 	if (fd < 0)
 		return kind;

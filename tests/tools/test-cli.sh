@@ -50,6 +50,14 @@ status 126 "$MEMPLAN" record -o "$WORK/x.plan" -- /etc/passwd
 [ "$(cat "$WORK/err")" = "memplan: /etc/passwd: Permission denied" ] ||
   fail "record of a file that is no program: $(cat "$WORK/err")"
 status 126 "$MEMPLAN" replay -p "$WORK/x.plan" -- /etc/passwd
+# A FIFO is no program either: 126 at once, where an open of it waited for a
+# writer for good.
+mkfifo "$WORK/fifo"
+chmod +x "$WORK/fifo"
+status 126 timeout 20 "$MEMPLAN" record -o "$WORK/x.plan" -- "$WORK/fifo"
+[ "$(cat "$WORK/err")" = "memplan: $WORK/fifo: Permission denied" ] ||
+  fail "record of a FIFO: $(cat "$WORK/err")"
+status 126 timeout 20 "$MEMPLAN" replay -p "$WORK/x.plan" -- "$WORK/fifo"
 # -o through a symbolic link (a chain, a relative one) writes the file it
 # names, as > does; the links stay links.
 mkdir "$WORK/plans"
