@@ -155,6 +155,16 @@ status 0 "$MEMPLAN" replay -p "$WORK/v1.plan" --stats "$WORK/v2.stats" -- "$WORK
 status 1 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate 99 --stats "$WORK/v2.stats"
 grep -q '^FAIL --min-hit-rate 99%: 0\.00% of 482 allocation calls .*no_plan 482' \
   "$WORK/out" || fail "check --min-hit-rate: $(cat "$WORK/out")"
+# Statistics lines no memplan wrote (a file check takes from anywhere): nested
+# 100,000 deep, a key that looks like a missed site's, a line cut after a
+# backslash (the parser read past its end). None is read; the first crashed
+# check (its stack), the second wrote far outside the line's record.
+python3 -c 'print("{\"a\":" * 100000 + "1" + "}" * 100000)
+print("{\"missed_sites/\":{\"allocs\":1}}")' >"$WORK/hostile.stats"
+printf '{"exe":"a\\' >>"$WORK/hostile.stats" # the file's last line, no newline
+status 1 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate 99 --stats "$WORK/hostile.stats"
+[ "$(cat "$WORK/err")" = "memplan: $WORK/hostile.stats: no replay statistics with allocations in it" ] ||
+  fail "check of hostile statistics: $(cat "$WORK/err")"
 
 # The gate script of docs/ci.md: fails on v2, passes a rebuild, starts without
 # a baseline.
