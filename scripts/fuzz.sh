@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes, with libFuzzer (clang) under ASan and UBSan, for FUZZ_SECONDS each
 # (default 60): the plan file reader, seeded with plans recorded here from real
-# programs, and `memplan plan --csv` (the CSV reader, the planner and its
-# checker), seeded with the packing instances of tests/tools/dsa.
+# programs; `memplan plan --csv` (the CSV reader, the planner and its
+# checker), seeded with the packing instances of tests/tools/dsa; and the
+# statistics line parser, seeded with the lines of a replay here.
 # usage: scripts/fuzz.sh   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,3 +36,14 @@ printf 'id,lower,upper,size,alignment\na,0,5,4611686018427387904,1\nb,2,9,461168
   >"$out/csv-corpus/near-limit.csv"
 "$out/fuzz-csv-plan" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$out/" \
   "$out/csv-corpus" 2>&1 | tail -3
+
+mkdir -p "$out/stats-corpus"
+clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  -Itools -Isrc/core -o "$out/fuzz-stats-line" tests/fuzz/fuzz-stats-line.c tools/stats_line_parse.c
+HEAP_BUGS_CLEAN=1 build/tools/memplan replay -p "$out/corpus/pools.plan" --quiet \
+  --stats "$out/replay.stats" -- build/tests/faults/heap_bugs clean >/dev/null
+split -l 1 "$out/replay.stats" "$out/stats-corpus/line-"
+printf '{"exe":"/bin/a\\u00e9","pid":7,"allocs":3,"written":false,"error":"x","said":true}\n' \
+  >"$out/stats-corpus/record-line"
+"$out/fuzz-stats-line" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$out/" \
+  "$out/stats-corpus" 2>&1 | tail -3
