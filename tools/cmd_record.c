@@ -33,6 +33,7 @@
 #include "symbolize.h"
 #include "command_exe.h"
 #include "stats_lines.h"
+#include "text_safe.h"
 
 /* The planner's budget once the command has ended, for all its images: about
  * what two million blocks need to come within a percent or two of their lower
@@ -109,10 +110,13 @@ static void note_outcome(const struct stats_line *line, void *ctx)
 		seen->refused++;
 	} else if (line->has_written) {
 		seen->failed++;
-		if (!line->said)
-			fprintf(stderr, "memplan: %s: cannot write the plan of %s (pid %llu): %s\n",
-				seen->output, line->exe, (unsigned long long)line->pid,
-				line->error);
+		if (!line->said) {
+			fprintf(stderr, "memplan: %s: cannot write the plan of ", seen->output);
+			text_safe_fputs(line->exe, stderr);
+			fprintf(stderr, " (pid %llu): ", (unsigned long long)line->pid);
+			text_safe_fputs(line->error, stderr);
+			fputc('\n', stderr);
+		}
 	}
 }
 

@@ -25,6 +25,7 @@
 #include "replay_summary.h"
 #include "command_exe.h"
 #include "stats_lines.h"
+#include "text_safe.h"
 
 /* An image served less than this share, without --min-hit-rate, is named in
  * the summary as poorly served. */
@@ -77,8 +78,9 @@ static int usage(const char *why)
 }
 
 /* The file names of the executables the plan has images of, for the summary
- * (another build of a program, or no image of it). Copied: the plan is not
- * kept mapped while the command runs. Returns NULL if out of memory. */
+ * (another build of a program, or no image of it), escaped as the summary's
+ * own names are (text_safe.h). Copied: the plan is not kept mapped while the
+ * command runs. Returns NULL if out of memory. */
 static char **plan_exe_names(const void *buf, size_t *count)
 {
 	uint32_t n = plan_file_header(buf)->image_count;
@@ -88,7 +90,12 @@ static char **plan_exe_names(const void *buf, size_t *count)
 	for (uint32_t i = 0; names && i < n; i++) {
 		struct plan_image im;
 		plan_file_image(buf, i, &im);
-		if (!(names[i] = strdup(image_match_exe_name(&im)))) {
+		const char *name = image_match_exe_name(&im);
+		size_t len = strlen(name), at = 0;
+		/* An escape takes at most four bytes a byte. */
+		if ((names[i] = malloc(4 * len + 1)))
+			text_safe_append(names[i], 4 * len + 1, &at, name, len, NULL);
+		if (!names[i]) {
 			while (i--)
 				free(names[i]);
 			free(names);

@@ -24,6 +24,7 @@
 #include "plan_svg.h"
 #include "show_images.h"
 #include "size_text.h"
+#include "text_safe.h"
 
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
@@ -105,7 +106,9 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 	uint64_t slots, pool_bytes;
 	char a[32], b[32];
 
-	fprintf(out, "image: %s (pid %u%s)\n", im->strings + r->exe_path_offset, r->pid,
+	fputs("image: ", out);
+	text_safe_fputs(im->strings + r->exe_path_offset, out);
+	fprintf(out, " (pid %u%s)\n", r->pid,
 		r->flags & PLAN_IMAGE_FORKED ? ", forked without exec" : "");
 	char command[8192]; /* recordings keep at most 4096 bytes of arguments */
 	image_match_label(im, command, sizeof(command));

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text_safe.h"
+
 /* An image as pairing sees it. */
 struct image_key {
 	const char *exe; /* file name */
@@ -39,16 +41,17 @@ void image_match_label(const struct plan_image *im, char *out, size_t cap)
 
 	out[0] = '\0';
 	for (const char *a = image_match_next_arg(im, NULL); a; a = image_match_next_arg(im, a)) {
-		int n = snprintf(out + at, cap - at, "%s%s", at ? " " : "", a);
-		if (n < 0 || (size_t)n >= cap - at) {
+		if ((at && !text_safe_append(out, cap, &at, " ", 1, NULL)) ||
+		    !text_safe_append(out, cap, &at, a, strlen(a), NULL)) {
 			if (cap > 4)
-				strcpy(out + cap - 4, "...");
+				strcpy(out + (at < cap - 4 ? at : cap - 4), "...");
 			return;
 		}
-		at += (size_t)n;
 	}
-	if (!at)
-		snprintf(out, cap, "%s", image_match_exe_name(im));
+	if (!at) {
+		const char *exe = image_match_exe_name(im);
+		text_safe_append(out, cap, &at, exe, strlen(exe), NULL);
+	}
 }
 
 static bool is_name_char(char c)

@@ -16,6 +16,7 @@
 #include "missed_sites.h"
 #include "size_text.h"
 #include "stats_lines.h"
+#include "text_safe.h"
 
 /* Names listed per reason; the rest are counted. */
 #define NAMES_PER_REASON 4
@@ -41,8 +42,9 @@ static void add_line(const struct stats_line *line, void *ctx)
 	}
 	struct replay_image *im = &s->images[s->count++];
 	memset(im, 0, sizeof(*im));
-	const char *slash = strrchr(line->exe, '/');
-	snprintf(im->name, sizeof(im->name), "%s", slash ? slash + 1 : line->exe);
+	const char *slash = strrchr(line->exe, '/'), *name = slash ? slash + 1 : line->exe;
+	size_t at = 0;
+	text_safe_append(im->name, sizeof(im->name), &at, name, strlen(name), NULL);
 	im->allocs = line->allocs;
 	im->hits = line->hits;
 	im->arena_bytes = line->arena_bytes;
@@ -54,7 +56,9 @@ static void add_line(const struct stats_line *line, void *ctx)
 	for (uint32_t k = 0; k < line->miss_count; k++)
 		if (line->miss[k] > most) {
 			most = line->miss[k];
-			snprintf(im->top_miss, sizeof(im->top_miss), "%s", line->miss_name[k]);
+			at = 0;
+			text_safe_append(im->top_miss, sizeof(im->top_miss), &at,
+					 line->miss_name[k], strlen(line->miss_name[k]), NULL);
 		}
 	if (line->missed_site_count) {
 		im->has_top_site = true;

@@ -11,6 +11,7 @@
 #include "image_match.h"
 #include "plan_summary.h"
 #include "size_text.h"
+#include "text_safe.h"
 
 /* The columns: peak and arena as sizes, allocations as a count, then the
  * command, cut so that a line fits in 80 columns. */
@@ -88,14 +89,16 @@ int show_images_select(const void *buf, char *const *patterns, size_t pattern_co
  * (cap bytes), cut with "..." where it does not fit. */
 static void command_text(const struct plan_image *im, char *out, size_t cap)
 {
-	const char *first = image_match_next_arg(im, NULL);
-	size_t at = (size_t)snprintf(out, cap, "%s", image_match_exe_name(im));
+	const char *first = image_match_next_arg(im, NULL), *exe = image_match_exe_name(im);
+	size_t at = 0;
+	bool fits = text_safe_append(out, cap, &at, exe, strlen(exe), NULL);
 
-	for (const char *a = first ? image_match_next_arg(im, first) : NULL; a && at < cap;
+	for (const char *a = first ? image_match_next_arg(im, first) : NULL; a && fits;
 	     a = image_match_next_arg(im, a))
-		at += (size_t)snprintf(out + at, cap - at, " %s", a);
-	if (at >= cap && cap > 4)
-		strcpy(out + cap - 4, "...");
+		fits = text_safe_append(out, cap, &at, " ", 1, NULL) &&
+		       text_safe_append(out, cap, &at, a, strlen(a), NULL);
+	if (!fits && cap > 4)
+		strcpy(out + (at < cap - 4 ? at : cap - 4), "...");
 }
 
 /* The line for the images past the table: how many, and their names, the most

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "frame_symbols.h"
+#include "text_safe.h"
 
 /* The length of name without a compiler clone suffix: C++ names demangle
  * with " [clone .constprop.0]", C names carry ".constprop.0", ".part.0",
@@ -117,19 +118,13 @@ int site_identity_compare_lines(const struct site_identity *a, const struct site
 	return (a->count > b->count) - (a->count < b->count);
 }
 
-/* Writes text to out at *at, as much as fits in cap (out stays terminated);
- * for markdown, '|' and '`' (which would end a table cell or a code span) are
- * left out. */
-/* Appends text to out; false if it did not all fit. */
+/* Appends text to out at *at, as much as fits in cap (out stays terminated),
+ * its control characters escaped (text_safe.h); for markdown, '|' and '`'
+ * (which would end a table cell or a code span) are left out. False if it did
+ * not all fit. */
 static bool put(char *out, size_t cap, size_t *at, const char *text, size_t len, bool markdown)
 {
-	size_t i = 0;
-
-	for (; i < len && *at + 1 < cap; i++)
-		if (!markdown || (text[i] != '|' && text[i] != '`'))
-			out[(*at)++] = text[i];
-	out[*at] = '\0';
-	return i == len;
+	return text_safe_append(out, cap, at, text, len, markdown ? "|`" : NULL);
 }
 
 /* Ends a name cut short with "...", on a whole UTF-8 character: a cut in the

@@ -1,7 +1,7 @@
 /* How a call site is named in one line (site_identity_name): whole, or cut
  * with "..." on a whole UTF-8 character when it does not fit, never in the
  * middle of a name that would then read as a whole one (a C++ template's,
- * say). Exits 1 on a failed check. */
+ * say), and with control characters escaped. Exits 1 on a failed check. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,5 +67,22 @@ int main(void)
 	/* Exactly as long as the room: whole, no mark. */
 	site_identity_name(&id, false, again, strlen(out) + 1);
 	check(!strcmp(again, out), "exact fit", again);
+	/* Names from a hostile plan: control characters, C1's in UTF-8 too, are
+	 * escaped (no escape sequence reaches the terminal, nothing splits the
+	 * line), and markdown's cell and code-span ends are left out. */
+	struct site_function odd[] = {
+	    {.module = "a\nb",
+	     .function = "f\x1b]0;title\x07g\xc2\x9b"
+			 "2J"},
+	    {.module = "m|`", .function = "h\ti|j`k\x7f"},
+	};
+	struct site_identity odd_id = {.functions = odd, .count = 2};
+	site_identity_name(&odd_id, false, out, sizeof(out));
+	check(!strcmp(out, "f\\x1b]0;title\\x07g\\x9b2J (a\\nb) <- h\\ti|j`k\\x7f (m|`)"),
+	      "escaped", out);
+	site_identity_name(&odd_id, true, out, sizeof(out));
+	check(!strchr(out, '|') && strstr(out, "`h\\tijk\\x7f`") &&
+		  !strpbrk(out, "\n\t\x1b\x07\x7f"),
+	      "escaped markdown", out);
 	return 0;
 }

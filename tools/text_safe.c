@@ -1,0 +1,73 @@
+/* Control characters of names escaped for text reports, see text_safe.h. */
+#include "text_safe.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The escape of the control character at text[0..left), into esc (5 bytes
+ * and its NUL at most), and how many bytes of text it stands for; 0 if there
+ * is none there. */
+static size_t escape_at(const unsigned char *text, size_t left, char *esc)
+{
+	const unsigned char c = text[0];
+
+	if (c == '\n' || c == '\t' || c == '\r') {
+		esc[0] = '\\';
+		esc[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+		esc[2] = '\0';
+		return 1;
+	}
+	if (c < 0x20 || c == 0x7f) {
+		snprintf(esc, 5, "\\x%02x", c);
+		return 1;
+	}
+	/* U+0080..U+009F: 0xc2 then 0x80..0x9f. */
+	if (c == 0xc2 && left > 1 && text[1] >= 0x80 && text[1] <= 0x9f) {
+		snprintf(esc, 5, "\\x%02x", text[1]);
+		return 2;
+	}
+	return 0;
+}
+
+bool text_safe_append(char *out, size_t cap, size_t *at, const char *text, size_t len,
+		      const char *drop)
+{
+	const unsigned char *t = (const unsigned char *)text;
+	size_t i = 0;
+
+	while (i < len) {
+		char esc[5];
+		size_t n = escape_at(t + i, len - i, esc);
+		if (!n && drop && t[i] && strchr(drop, t[i])) {
+			i++;
+			continue;
+		}
+		const char *put = n ? esc : text + i;
+		size_t put_len = n ? strlen(esc) : 1;
+		if (*at + put_len >= cap)
+			break;
+		memcpy(out + *at, put, put_len);
+		*at += put_len;
+		i += n ? n : 1;
+	}
+	out[*at] = '\0';
+	return i == len;
+}
+
+void text_safe_fputs(const char *s, FILE *f)
+{
+	const unsigned char *t = (const unsigned char *)s;
+	size_t left = strlen(s);
+
+	while (left) {
+		char esc[5];
+		size_t n = escape_at(t, left, esc);
+		if (n)
+			fputs(esc, f);
+		else
+			fputc(*t, f);
+		n = n ? n : 1;
+		t += n;
+		left -= n;
+	}
+}

@@ -1,0 +1,22 @@
+/* Names from a plan or a statistics file, as the text reports print them.
+ * Those names (paths, arguments, symbols) are the recorded program's, or any
+ * a hostile file holds: a newline would split a report's line, and an escape
+ * sequence would reach the terminal (move the cursor, retitle the window). So
+ * every control character is written as an escape: \n, \t, \r, or \xHH for
+ * the others of C0 and DEL, and for those of C1 as UTF-8 encodes them (which
+ * some terminals obey as they do C0's). Everything else, UTF-8 or not, passes
+ * as it is. JSON and SVG escape for themselves (json_print.h, plan_svg.c). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Appends text[0..len) to out, escaped, from *at on; out has cap bytes and stays
+ * NUL-terminated (cap > 0). The bytes of drop (NULL: none) are left out.
+ * Returns false if not all of it fit: out then ends on a whole escape. */
+bool text_safe_append(char *out, size_t cap, size_t *at, const char *text, size_t len,
+		      const char *drop);
+
+/* Writes the string s to f, escaped. */
+void text_safe_fputs(const char *s, FILE *f);
