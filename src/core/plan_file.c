@@ -197,8 +197,8 @@ static int image_validate_tables(const struct plan_image *im, uint32_t index, bo
 	const struct plan_image_record *r = &im->record;
 	uint64_t expected_entry = 0;
 
-	if (r->exe_path_bytes &&
-	    !string_fits(r->exe_path_offset, r->exe_path_bytes, im->strings, r->strings_bytes))
+	/* An empty path too: readers take the table at its offset as a string. */
+	if (!string_fits(r->exe_path_offset, r->exe_path_bytes, im->strings, r->strings_bytes))
 		return fail(why, why_len, -EINVAL, "image %u: executable path out of bounds",
 			    index);
 	if (!args_fit(r))

@@ -256,6 +256,14 @@ static void path_without_nul(char *buf)
 	((struct plan_module *)(buf + record_of(buf)->modules_offset))[0].path_bytes = 19;
 }
 
+/* An empty executable path whose offset lies past the string table: read as
+ * a string there, it took `memplan diff` past the plan. */
+static void empty_exe_path_outside(char *buf)
+{
+	record_of(buf)->exe_path_bytes = 0;
+	record_of(buf)->exe_path_offset = 1u << 30;
+}
+
 /* Symbols: frame 0 has two (a helper inlined into its caller), frame 1 none,
  * frame 2 one with no file; their strings follow the image's own. */
 static const char symbol_strings[] =
@@ -597,6 +605,7 @@ int main(void)
 	CHECK(validate_mutated(NULL, table_out_of_file) == -EINVAL);
 	CHECK(validate_mutated(NULL, count_overflow) == -EINVAL);
 	CHECK(validate_mutated(NULL, path_without_nul) == -EINVAL);
+	CHECK(validate_mutated(NULL, empty_exe_path_outside) == -EINVAL);
 	CHECK(validate_mutated(NULL, size_classes_missing) == -EINVAL);
 
 	/* Replay's start-up check leaves the entries to be checked as they are read,
