@@ -2,8 +2,10 @@
 # Fuzzes, with libFuzzer (clang) under ASan and UBSan, for FUZZ_SECONDS each
 # (default 60): the plan file reader, seeded with plans recorded here from real
 # programs; `memplan plan --csv` (the CSV reader, the planner and its
-# checker), seeded with the packing instances of tests/tools/dsa; and the
-# statistics line parser, seeded with the lines of a replay here.
+# checker), seeded with the packing instances of tests/tools/dsa; the
+# statistics line parser, seeded with the lines of a replay here; and what
+# `memplan diff` and `check` do with a plan (pairing images, naming sites),
+# seeded with the plans.
 # usage: scripts/fuzz.sh   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,3 +49,12 @@ printf '{"exe":"/bin/a\\u00e9","pid":7,"allocs":3,"written":false,"error":"x","s
   >"$out/stats-corpus/record-line"
 "$out/fuzz-stats-line" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$out/" \
   "$out/stats-corpus" 2>&1 | tail -3
+
+clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  -Itools -Isrc/core -o "$out/fuzz-plan-compare" tests/fuzz/fuzz-plan-compare.c \
+  tools/plan_compare.c tools/image_match.c tools/site_identity.c tools/frame_symbols.c \
+  tools/symbolize.c tools/text_safe.c src/core/plan_file.c src/core/entry_codec.c \
+  src/core/plan_summary.c src/core/atomic_file.c src/core/file_io.c src/core/hash64.c \
+  src/core/utf8.c -ldw -lelf -lstdc++
+"$out/fuzz-plan-compare" -max_total_time="$seconds" -max_len=65536 -artifact_prefix="$out/" \
+  "$out/corpus" 2>&1 | tail -3

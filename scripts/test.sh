@@ -2,8 +2,8 @@
 # The test command: installs what is needed, builds, and runs every suite
 # (unit, preload, tools, build). Then the unit suite again under
 # AddressSanitizer and UndefinedBehaviorSanitizer, in build-asan/, and a short
-# libFuzzer run on the plan reader, the CSV planner and the statistics line
-# parser (scripts/fuzz.sh; FUZZ_SECONDS each, default 30).
+# libFuzzer run on the plan reader, the CSV planner, the statistics line parser
+# and the comparison of plans (scripts/fuzz.sh; FUZZ_SECONDS each, default 30).
 # Ends with one line counting every test run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
