@@ -196,9 +196,16 @@ static void print_report(FILE *out, enum format format, const char *base_path,
 		const char *how = !paired		? (c->pair.base < 0 ? "new" : "gone")
 				  : c->pair.args_differ ? "paired by executable, arguments differ"
 							: "paired";
-		if (format == MARKDOWN)
+		if (format == MARKDOWN) {
+			/* A backtick of the command's would end the code span, and
+			 * what follows it would be markup in the comment. */
+			char *to = label;
+			for (const char *from = label; *from; from++)
+				if (*from != '`')
+					*to++ = *from;
+			*to = '\0';
 			fprintf(out, "#### `%s` (%s)\n\n", label, how);
-		else
+		} else
 			fprintf(out, "\nimage %s (%s)\n", label, how);
 		print_figures(out, format, "figure", c->pair.base >= 0 ? &c->base_figures : NULL,
 			      c->pair.head >= 0 ? &c->head_figures : NULL);

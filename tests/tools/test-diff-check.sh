@@ -206,6 +206,15 @@ for bad in other cut flipped missing; do
   [ ! -s "$WORK/out" ] && grep -q "^memplan: .*$WORK/$bad.plan" "$WORK/err" ||
     fail "check with a $bad baseline: $(cat "$WORK/out" "$WORK/err")"
 done
+# A command's backticks would end the Markdown heading's code span: left out.
+for v in 1 2; do
+  flag=; [ $v = 1 ] || flag=-r
+  (cd "$WORK" && "$MEMPLAN" record -o "$WORK/tick$v.plan" -- sort $flag '`![x](y)`' "$SOURCE_DIR/gate_app.c" \
+    >/dev/null 2>&1) || true
+done
+status 0 "$MEMPLAN" diff --markdown "$WORK/tick1.plan" "$WORK/tick2.plan"
+grep -q '^#### `sort -r !\[x\](y) .*gate_app.c` (paired by executable, arguments differ)$' "$WORK/out" ||
+  fail "diff --markdown of a command with backticks: $(cat "$WORK/out")"
 grep -q "shares no process image with" <("$MEMPLAN" diff "$WORK/v1.plan" "$WORK/other.plan" 2>&1) ||
   fail "diff of another program's plan does not say so"
 
