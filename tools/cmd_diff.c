@@ -18,6 +18,7 @@
 #include "json_print.h"
 #include "plan_compare.h"
 #include "plan_file.h"
+#include "text_safe.h"
 
 enum format { TEXT, JSON, MARKDOWN };
 
@@ -198,13 +199,12 @@ static void print_report(FILE *out, enum format format, const char *base_path,
 							: "paired";
 		if (format == MARKDOWN) {
 			/* A backtick of the command's would end the code span, and
-			 * what follows it would be markup in the comment. */
-			char *to = label;
-			for (const char *from = label; *from; from++)
-				if (*from != '`')
-					*to++ = *from;
-			*to = '\0';
-			fprintf(out, "#### `%s` (%s)\n\n", label, how);
+			 * what follows it would be markup in the comment: left out,
+			 * as site names leave it (the label is escaped already). */
+			char code[sizeof(label)];
+			size_t at = 0;
+			text_safe_append(code, sizeof(code), &at, label, strlen(label), "`");
+			fprintf(out, "#### `%s` (%s)\n\n", code, how);
 		} else
 			fprintf(out, "\nimage %s (%s)\n", label, how);
 		print_figures(out, format, "figure", c->pair.base >= 0 ? &c->base_figures : NULL,
