@@ -167,7 +167,9 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 			frame_symbols_format(im, site->first_frame + f, sym, name, sizeof(name));
 			if (f)
 				fprintf(out, "    %12s %8s %10s %-11s   ", "", "", "", "");
-			fprintf(out, "%s%s\n", f ? "<- " : "", name);
+			fputs(f ? "<- " : "", out);
+			text_safe_fputs(name, out);
+			fputc('\n', out);
 		}
 		if (!shown)
 			fputs(site->frame_count ? "(libc start-up)\n" : "(no frames)\n", out);

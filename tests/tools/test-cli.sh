@@ -60,12 +60,14 @@ status 126 timeout 20 "$MEMPLAN" record -o "$WORK/x.plan" -- "$WORK/fifo"
 status 126 timeout 20 "$MEMPLAN" replay -p "$WORK/x.plan" -- "$WORK/fifo"
 # A path or argument with control characters (a newline, an escape sequence)
 # is printed escaped: the report keeps its lines, the terminal its state.
+# The program's own file name is its call sites' module name.
 odd_dir="$WORK/odd"$'\n\e[2J'
 mkdir "$odd_dir"
-cp "$PROGRAMS/family" "$odd_dir/"
-status 0 "$MEMPLAN" record -o "$WORK/odd.plan" -- "$odd_dir/family" 1
+cp "$PROGRAMS/family" "$odd_dir/fam"$'\e'"ily"
+status 0 "$MEMPLAN" record -o "$WORK/odd.plan" -- "$odd_dir/fam"$'\e'"ily" 1
 status 0 "$MEMPLAN" show "$WORK/odd.plan"
-grep -qF "image: $WORK/odd\n\x1b[2J/family (pid" "$WORK/out" || fail "show of an odd path: $(cat -A "$WORK/out")"
+grep -qF "image: $WORK/odd\n\x1b[2J/fam\x1bily (pid" "$WORK/out" || fail "show of an odd path: $(cat -A "$WORK/out")"
+grep -qF ' in fam\x1bily' "$WORK/out" || fail "show of an odd module: $(cat -A "$WORK/out")"
 ! grep -q $'\e' "$WORK/out" || fail "show wrote an escape character"
 # -o through a symbolic link (a chain, a relative one) writes the file it
 # names, as > does; the links stay links.
