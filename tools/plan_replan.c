@@ -11,6 +11,7 @@
 #include "plan_builder.h"
 #include "plan_summary.h"
 #include "planner.h"
+#include "text_safe.h"
 
 /* An image's share of the budget is in proportion to its blocks, plus this many:
  * a small image still gets time for the exact search, which only small ones
@@ -182,9 +183,13 @@ int plan_replan_run(struct plan_replan *r, const void *buf, const struct replan_
 		im.entries = decoded;
 		char image_why[200];
 		ret = replan_image(&im, &popt, res, sum, image_why, sizeof(image_why));
-		if (ret < 0)
-			snprintf(why, why_len, "image %u (%s): %s", i,
-				 im.strings + im.record.exe_path_offset, image_why);
+		if (ret < 0) {
+			const char *path = im.strings + im.record.exe_path_offset;
+			char exe[256];
+			size_t at = 0;
+			text_safe_append(exe, sizeof(exe), &at, path, strlen(path), NULL);
+			snprintf(why, why_len, "image %u (%s): %s", i, exe, image_why);
+		}
 		free(decoded);
 	}
 	sum->elapsed_s = now_s() - t0;

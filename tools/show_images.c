@@ -132,7 +132,8 @@ static void print_rest(FILE *out, const void *buf, const uint32_t *order, uint32
 				best = k;
 		if (!names[best].n)
 			break;
-		fprintf(out, "%s %u %s", shown ? "," : ":", names[best].n, names[best].name);
+		fprintf(out, "%s %u ", shown ? "," : ":", names[best].n);
+		text_safe_fputs(names[best].name, out);
 		names[best].n = 0;
 	}
 	fprintf(out, " (--all lists them)\n");
