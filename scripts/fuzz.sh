@@ -12,11 +12,21 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get install clang)"; exit 1; }
 out=build-fuzz
-mkdir -p "$out/corpus"
-clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Isrc/core -o "$out/fuzz-plan-file" tests/fuzz/fuzz-plan-file.c \
-  src/core/plan_file.c src/core/entry_codec.c src/core/plan_summary.c src/core/atomic_file.c \
-  src/core/file_io.c src/core/hash64.c
+mkdir -p "$out/corpus" "$out/csv-corpus" "$out/stats-corpus"
+
+# build TARGET SOURCE...: tests/fuzz/TARGET.c and the sources (and libraries) it tests.
+build() {
+  local target=$1; shift
+  clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -Itools -Isrc/core -o "$out/$target" "tests/fuzz/$target.c" "$@"
+}
+# run TARGET MAX_LEN CORPUS: FUZZ_SECONDS of it; a finding fails the script.
+run() {
+  "$out/$1" -max_total_time="$seconds" -max_len="$2" -artifact_prefix="$out/" "$3" 2>&1 | tail -3
+}
+
+build fuzz-plan-file src/core/plan_file.c src/core/entry_codec.c src/core/plan_summary.c \
+  src/core/atomic_file.c src/core/file_io.c src/core/hash64.c
 for prog in "sort --version" "true"; do
   name=${prog%% *}
   build/tools/memplan record -o "$out/corpus/$name.plan" -- $prog >/dev/null
@@ -24,37 +34,27 @@ done
 # A plan with pools and chunks (a loop's steady state), small enough to mutate.
 HEAP_BUGS_CLEAN=1 build/tools/memplan record -o "$out/corpus/pools.plan" -- \
   build/tests/faults/heap_bugs clean >/dev/null
-"$out/fuzz-plan-file" -max_total_time="$seconds" -max_len=65536 -artifact_prefix="$out/" \
-  "$out/corpus" 2>&1 | tail -3
+run fuzz-plan-file 65536 "$out/corpus"
 
-mkdir -p "$out/csv-corpus"
-clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Isrc/core -o "$out/fuzz-csv-plan" tests/fuzz/fuzz-csv-plan.c \
-  src/core/csv_instance.c src/core/checker.c src/core/planner.c src/core/planner_greedy.c \
-  src/core/planner_lowest.c src/core/planner_search.c src/core/planner_treap.c -lpthread -lm
+build fuzz-csv-plan src/core/csv_instance.c src/core/checker.c src/core/planner.c \
+  src/core/planner_greedy.c src/core/planner_lowest.c src/core/planner_search.c \
+  src/core/planner_treap.c -lpthread -lm
 cp tests/tools/dsa/*.csv "$out/csv-corpus/"
 # Sizes and alignments near the 2^63 bytes an instance may add up to.
 printf 'id,lower,upper,size,alignment\na,0,5,4611686018427387904,1\nb,2,9,4611686018427387903,2\nc,4,6,16,1024\n' \
   >"$out/csv-corpus/near-limit.csv"
-"$out/fuzz-csv-plan" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$out/" \
-  "$out/csv-corpus" 2>&1 | tail -3
+run fuzz-csv-plan 4096 "$out/csv-corpus"
 
-mkdir -p "$out/stats-corpus"
-clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Itools -Isrc/core -o "$out/fuzz-stats-line" tests/fuzz/fuzz-stats-line.c tools/stats_line_parse.c
+build fuzz-stats-line tools/stats_line_parse.c
 HEAP_BUGS_CLEAN=1 build/tools/memplan replay -p "$out/corpus/pools.plan" --quiet \
   --stats "$out/replay.stats" -- build/tests/faults/heap_bugs clean >/dev/null
 split -l 1 "$out/replay.stats" "$out/stats-corpus/line-"
 printf '{"exe":"/bin/a\\u00e9","pid":7,"allocs":3,"written":false,"error":"x","said":true}\n' \
   >"$out/stats-corpus/record-line"
-"$out/fuzz-stats-line" -max_total_time="$seconds" -max_len=4096 -artifact_prefix="$out/" \
-  "$out/stats-corpus" 2>&1 | tail -3
+run fuzz-stats-line 4096 "$out/stats-corpus"
 
-clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Itools -Isrc/core -o "$out/fuzz-plan-compare" tests/fuzz/fuzz-plan-compare.c \
-  tools/plan_compare.c tools/image_match.c tools/site_identity.c tools/frame_symbols.c \
-  tools/symbolize.c tools/text_safe.c src/core/plan_file.c src/core/entry_codec.c \
-  src/core/plan_summary.c src/core/atomic_file.c src/core/file_io.c src/core/hash64.c \
-  src/core/utf8.c -ldw -lelf -lstdc++
-"$out/fuzz-plan-compare" -max_total_time="$seconds" -max_len=65536 -artifact_prefix="$out/" \
-  "$out/corpus" 2>&1 | tail -3
+build fuzz-plan-compare tools/plan_compare.c tools/image_match.c tools/site_identity.c \
+  tools/frame_symbols.c tools/symbolize.c tools/text_safe.c src/core/plan_file.c \
+  src/core/entry_codec.c src/core/plan_summary.c src/core/atomic_file.c src/core/file_io.c \
+  src/core/hash64.c src/core/utf8.c -ldw -lelf -lstdc++
+run fuzz-plan-compare 65536 "$out/corpus"
