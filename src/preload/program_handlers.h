@@ -27,8 +27,14 @@
 /* Signals held on this thread until it leaves memplan's code: bit sig - 1. */
 extern __thread volatile uint64_t guard_held_signals __attribute__((tls_model("initial-exec")));
 
+/* Notes that the program set sig's disposition to act (NULL: only asked)
+ * before memplan started. Called by the shims, which are bound before any
+ * initialiser runs. */
+void program_handlers_note(int sig, const struct sigaction *act);
+
 /* From now on, handlers set in this process go behind the trampoline; those
- * set already go behind it now. Call before memplan's hook is installed. */
+ * set already (program_handlers_note) go behind it now. Call before memplan's
+ * hook is installed. */
 void program_handlers_start(void);
 
 /* A forked child owns the copy of the table it inherited, and drops the
