@@ -1162,7 +1162,10 @@ static __attribute__((noinline, cold)) struct tail_place *tail_read(struct entry
 /* A place of w's tail for a block of size bytes aligned to align: the first
  * whose entry it fits and whose bytes are free, from the cursor on, within
  * POOL_TRIES (a place this call tried already is passed over, for those of
- * the first TAIL_TRIED_BITS). NULL if there is none. */
+ * the first TAIL_TRIED_BITS). NULL if there is none. The cursor stays on the
+ * place claimed: a loop whose block dies before its next one comes takes the
+ * same place again, at the first try (sqlite3's longer stream: 2.5 tries a
+ * call instead of 3.0, 1.0% fewer instructions in all, callgrind). */
 static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 {
 	struct tail_place *tail = atomic_load_explicit(&w->tail, memory_order_acquire);
@@ -1177,6 +1180,7 @@ static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 		c = 0;
 	uint64_t tried = 0; /* bit i: the place first at tail[i] */
 	for (uint32_t t = 0; t < n && t < POOL_TRIES; t++) {
+		const uint32_t at = c;
 		const struct tail_place *e = &tail[c];
 		if (++c == n)
 			c = 0;
@@ -1193,7 +1197,7 @@ static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 		if (size <= e->size_bytes && !(e->offset_bytes & (align - 1)) &&
 		    !arena_granule_held(e->offset_bytes) &&
 		    (q = arena_claim(e->offset_bytes, e->size_bytes))) {
-			atomic_store_explicit(&w->tail_cursor, c, memory_order_relaxed);
+			atomic_store_explicit(&w->tail_cursor, at, memory_order_relaxed);
 			return q;
 		}
 	}
