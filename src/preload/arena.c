@@ -22,6 +22,11 @@ uint64_t arena_bytes;
 #define NO_END UINT64_MAX
 
 _Atomic uint64_t *arena_fine, *arena_coarse;
+
+/* The pages of the check (from arena_coarse on) that map_words mapped: bit p
+ * for page p. A hint, so relaxed: a page mapped twice costs a call. */
+static _Atomic uint64_t *check_pages_mapped;
+
 uint64_t arena_granules, arena_fine_words;
 
 /* The bits [bit, bit + count) of a coarse word, count <= 64 - bit. */
@@ -41,7 +46,8 @@ int arena_map(uint64_t bytes, bool prefault)
 	uint64_t count = plan_granules_of(bytes);
 	uint64_t words = (count + ARENA_WORD_GRANULES - 1) / ARENA_WORD_GRANULES;
 	uint64_t coarse_bytes = round_up((words + 63) / 64 * 8, 64);
-	uint64_t meta_bytes = coarse_bytes + words * 8;
+	uint64_t check_pages = (coarse_bytes + words * 8 + page - 1) / page;
+	uint64_t meta_bytes = coarse_bytes + words * 8 + (check_pages + 63) / 64 * 8;
 	uint64_t map_bytes = round_up(bytes, page) + PLAN_MAX_ALIGN_BYTES;
 	char *raw, *base, *end;
 	void *meta;
@@ -80,6 +86,7 @@ int arena_map(uint64_t bytes, bool prefault)
 	 * used huge page counts 2 MiB resident. */
 	arena_coarse = meta;
 	arena_fine = (_Atomic uint64_t *)((char *)meta + coarse_bytes);
+	check_pages_mapped = arena_fine + words;
 	arena_granules = count;
 	arena_fine_words = words;
 	/* Mapped now, so that the run itself takes no page faults: in one call,
@@ -150,6 +157,32 @@ static bool coarse_take(uint64_t lo, uint64_t hi)
 	return true;
 }
 
+/* Maps the pages of fine words [lo, hi) not mapped before, in one call. A
+ * claim reads the fine words of a block's middle, and those no block ever held
+ * are zero pages not mapped yet, a fault each (10 us here, in a virtual
+ * machine): a replayed sort's big buffer read 50 of them. Mapped for reading,
+ * they stay the zero page: no memory. */
+static void map_words(uint64_t lo, uint64_t hi)
+{
+	const uintptr_t meta = (uintptr_t)arena_coarse, page = 4096;
+	const uint64_t first = ((uintptr_t)&arena_fine[lo] - meta) / page;
+	const uint64_t last = ((uintptr_t)&arena_fine[hi] - 1 - meta) / page;
+	uint64_t from = UINT64_MAX, to = 0;
+
+	for (uint64_t p = first; p <= last; p++)
+		if (!(atomic_load_explicit(&check_pages_mapped[p / 64], memory_order_relaxed) &
+		      (UINT64_C(1) << (p % 64)))) {
+			from = from == UINT64_MAX ? p : from;
+			to = p;
+		}
+	if (from == UINT64_MAX)
+		return;
+	prefault_read((const void *)(meta + from * page), (to - from + 1) * page);
+	for (uint64_t p = from; p <= to; p++)
+		atomic_fetch_or_explicit(&check_pages_mapped[p / 64], UINT64_C(1) << (p % 64),
+					 memory_order_relaxed);
+}
+
 /* Claims granules first..last, which span fine words w0 < w1: head and tail words
  * at the fine level, whole words between at the coarse level, in address order;
  * the end bit once the tail passed, then the start bit. Kept apart from the
@@ -161,13 +194,8 @@ void *arena_claim_span(uint64_t offset_bytes, uint64_t first, uint64_t last)
 
 	if (!arena_fine_take(w0, arena_occupied_run(b0, ARENA_WORD_GRANULES - 1), 0))
 		return NULL;
-	/* The middle's fine words are read, and those no block ever held are
-	 * zero pages not mapped yet: a replayed sort's big buffer read 50 of
-	 * them in as many faults. One call maps them, for a block big enough
-	 * that its middle spans pages (a page of words is 1.3 MiB of arena). */
 	if (w1 - w0 > 2 * FINE_WORDS_PER_PAGE)
-		prefault_read((const void *)&arena_fine[w0 + 1],
-			      (w1 - w0 - 1) * sizeof(*arena_fine));
+		map_words(w0 + 1, w1);
 	if (!coarse_take(w0 + 1, w1))
 		goto give_back_head;
 	if (!arena_fine_take(w1, arena_occupied_run(0, b1), ARENA_END(b1)))
