@@ -127,6 +127,18 @@ run_plain threads "$prog" threads 5000
 grep -q "^5000 threads, 0 started" "$WORK/threads.plain.out" || fail "signal_handlers threads fails on its own"
 record_and_replay threads "$prog" threads 5000
 
+# Signals a parent left ignored stay ignored across exec: memplan hooks only
+# those at their default, and the hook's one call (which reads what it
+# replaced) puts back what it finds ignored. A raised SIGPIPE that found the
+# hook would end the process.
+ignoring() { bash -c 'trap "" HUP INT PIPE; exec "$@"' ignoring "$@"; }
+run_plain dispositions ignoring "$prog" dispositions
+[ "$(grep -c "ignored, raised and still here" "$WORK/dispositions.plain.out")" = 3 ] &&
+  [ "$(grep -c " default$" "$WORK/dispositions.plain.out")" = 3 ] ||
+  fail "signal_handlers dispositions: unexpected on its own: $(cat "$WORK/dispositions.plain.out")"
+export -f ignoring
+record_and_replay dispositions bash -c 'ignoring "$@"' dispositions "$prog" dispositions
+
 # Real programs whose handlers land while they allocate: bash reaping 300
 # background jobs (SIGCHLD), CPython under a 0.5 ms interval timer.
 run_real() {
@@ -150,4 +162,4 @@ for i in range(300000):
 signal.setitimer(signal.ITIMER_REAL, 0)
 print(len(d), sum(len(v) for v in d.values()), ticks[0] > 0)'
 fi
-echo "signal handlers: exit() in 15 records and 9 replays, 2000 queued signals x 6 as sent, 6000 forks, 10000 threads, bash and python3"
+echo "signal handlers: exit() in 15 records and 9 replays, 2000 queued signals x 6 as sent, 6000 forks, 10000 threads, ignored signals kept, bash and python3"
