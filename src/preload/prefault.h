@@ -20,13 +20,11 @@
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-/* Maps the whole pages of [p, p + bytes) for writing now. Only for memory the
- * caller is about to write most pages of, and that no other process shares (a
- * forked child's copy of its parent's pages would be copied, used or not).
- * Only a hint: on a kernel without it (EINVAL), or short of memory, the pages
- * come at first touch, as before. Leaves errno as it was: it runs within the
- * program's allocation calls, which succeed all the same. */
-static inline void prefault(const void *p, size_t bytes, int advice)
+/* Maps the whole pages of [p, p + bytes) now, as advice says. Only a hint: on
+ * a kernel without it (EINVAL), or short of memory, the pages come at first
+ * touch, as before. Leaves errno as it was: it runs within the program's
+ * allocation calls, which succeed all the same. */
+static inline void prefault_pages(const void *p, size_t bytes, int advice)
 {
 	const uintptr_t page = 4096;
 	uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
@@ -39,16 +37,18 @@ static inline void prefault(const void *p, size_t bytes, int advice)
 	}
 }
 
+/* For writing. Only for memory the caller is about to write most pages of,
+ * and that no other process shares (a forked child's copy of its parent's
+ * pages would be copied, used or not). */
 static inline void prefault_write(void *p, size_t bytes)
 {
-	prefault(p, bytes, MADV_POPULATE_WRITE);
+	prefault_pages(p, bytes, MADV_POPULATE_WRITE);
 }
 
-/* Maps the whole pages of [p, p + bytes), of memory that is about to be read
- * but not written, now: each untouched page maps the zero page, which costs no
- * memory, but a fault each (10 us here, in a virtual machine) when read one by
- * one. */
+/* For reading, memory about to be read but not written: each untouched page
+ * maps the zero page, which costs no memory, but a fault each (10 us here, in
+ * a virtual machine) when read one by one. */
 static inline void prefault_read(const void *p, size_t bytes)
 {
-	prefault(p, bytes, MADV_POPULATE_READ);
+	prefault_pages(p, bytes, MADV_POPULATE_READ);
 }
