@@ -52,7 +52,8 @@ grep -Eq '^ +[0-9]+ +\+1[0-9]{6} +[0-9]+ +\+[0-9]+  .*sqlite3Malloc' "$WORK/sqli
 # gcc -c twice: cc1 and as write temporary files with random names
 # (/tmp/ccXXXXXX.s), which the pairing of images sees through. cc1 itself
 # varies a little from run to run (one 32 KiB block of its garbage collector,
-# in about half the runs: it hashes addresses, which ASLR moves).
+# in about half the runs, at times with a 2 KiB one: it hashes addresses, which
+# ASLR moves).
 printf 'int square(int x) { return x * x; }\n' >"$WORK/square.c"
 for run in 1 2; do
   (cd "$WORK" && "$MEMPLAN" record -o "$WORK/gcc$run.plan" -- gcc -O2 -c square.c -o square.o) ||
@@ -67,7 +68,7 @@ assert "cc1" in images and any(e.endswith("as") for e in images), sorted(images)
 for image in d["images"]:
     assert image["status"] == "paired", image  # not paired by executable alone
     peak = image["requested_peak_bytes"]
-    assert abs(peak["change"]) <= 32768 and abs(peak["percent"]) < 2, image
+    assert abs(peak["change"]) <= 65536 and abs(peak["percent"]) < 2, image
     assert image["changed_sites"] + image["new_sites"] + image["gone_sites"] <= 2, image
 cc1 = images["cc1"]
 assert cc1["paired_sites"] > 2000, cc1  # its sites pair too, not only its figures
