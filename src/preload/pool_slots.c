@@ -45,6 +45,7 @@ static int pool_make(struct pool_slots *p, const struct plan_pool *pool,
 	uint32_t w = 0;
 
 	p->slot_bytes = pool->slot_bytes;
+	p->align_bytes = pool->align_bytes;
 	p->words = pool_words(pool, chunks);
 	if (!p->words)
 		return -ENOMEM;

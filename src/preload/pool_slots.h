@@ -36,11 +36,15 @@
 #include "lone_atomic.h"
 #include "plan_file.h"
 
-/* One pool's slots. */
-struct pool_slots {
+/* One pool's slots: all that an allocation served by the pool reads but the
+ * bits, on one cache line. A pool's size and alignment once lay apart, with a
+ * pointer here: replaying sqlite3, a cache line more a call, and 4% of its
+ * first-level cache misses (callgrind's simulation). */
+struct __attribute__((aligned(64))) pool_slots {
 	_Atomic uint64_t *ready, *owned, *fresh; /* words each, bit s: slot s */
 	uint64_t *word_offset;			 /* arena offset of slot 64 w */
 	uint64_t slot_bytes;
+	uint32_t align_bytes; /* every slot is aligned to it */
 	uint32_t words;
 	_Atomic uint32_t cursor;       /* the word of ready to look in first */
 	_Atomic uint32_t fresh_cursor; /* the word of fresh to look in first */
@@ -52,6 +56,7 @@ struct pool_slots {
 	 * by a race costs a slot, never a wrong one. */
 	_Atomic bool ready_maybe, fresh_maybe;
 };
+_Static_assert(sizeof(struct pool_slots) == 64, "one cache line");
 
 /* Notes that a bit of p's ready or fresh words was set: flag is one of p's two
  * hints. Writes the flag only when it changes, so that it stays shared between
@@ -62,10 +67,10 @@ static inline void pool_slots_hint(_Atomic bool *flag)
 		atomic_store_explicit(flag, true, memory_order_relaxed);
 }
 
-/* Makes the slots of pools[0..pool_count) into slots[0..pool_count), every
- * chunk closed (no bit set), and the map from arena offsets (of an arena of
- * mapped_bytes) to the slots of chunks[0..chunk_count). Returns 0 or -ENOMEM.
- * May allocate. */
+/* Makes the slots of pools[0..pool_count) into slots[0..pool_count) (zeroed
+ * and aligned to 64 by the caller), every chunk closed (no bit set), and the map
+ * from arena offsets (of an arena of mapped_bytes) to the slots of
+ * chunks[0..chunk_count). Returns 0 or -ENOMEM. May allocate. */
 int pool_slots_init(const struct plan_pool *pools, uint32_t pool_count,
 		    const struct plan_chunk *chunks, uint32_t chunk_count, uint64_t mapped_bytes,
 		    struct pool_slots *slots);

@@ -541,15 +541,8 @@ static uint32_t sibling_image(void)
 	return UINT32_MAX;
 }
 
-/* A pool of the image, as replay serves it: its slot size and alignment, and
- * its slots (pool_slots.h). */
-struct pool_state {
-	uint64_t slot_bytes;
-	uint32_t align_bytes;
-	struct pool_slots *slots;
-};
-static struct pool_state *pool_states; /* the image's, in its order */
-static struct pool_slots *pool_slots;  /* the image's pools' */
+/* The image's pools, in its order, as replay serves them (pool_slots.h). */
+static struct pool_slots *pool_slots;
 
 /* A chunk of a site's pools opens at the site's allocation occurrence, as it
  * did when recorded: before that, the site's own exact blocks and others may
@@ -618,19 +611,14 @@ static int index_image(void)
 	memcpy(block_offsets, image.blocks, (blocks + 1) * sizeof(uint64_t));
 	entries_file_offset = r->entries_offset;
 	memcpy(size_class_bits, r->size_classes, sizeof(size_class_bits));
-	pool_states = __libc_calloc(r->pool_count ? r->pool_count : 1, sizeof(*pool_states));
-	pool_slots = __libc_calloc(r->pool_count ? r->pool_count : 1, sizeof(*pool_slots));
-	if (!pool_states || !pool_slots ||
-	    pool_slots_init(image.pools, r->pool_count, image.chunks, r->chunk_count,
-			    r->arena_bytes, pool_slots) < 0)
+	const size_t pool_bytes = (r->pool_count ? r->pool_count : 1) * sizeof(*pool_slots);
+	pool_slots = __libc_memalign(_Alignof(struct pool_slots), pool_bytes);
+	if (pool_slots)
+		memset(pool_slots, 0, pool_bytes);
+	if (!pool_slots || pool_slots_init(image.pools, r->pool_count, image.chunks, r->chunk_count,
+					   r->arena_bytes, pool_slots) < 0)
 		return -ENOMEM;
 	spare_keep_init(r->arena_bytes);
-	for (uint32_t k = 0; k < r->pool_count; k++)
-		pool_states[k] = (struct pool_state){
-		    .slot_bytes = image.pools[k].slot_bytes,
-		    .align_bytes = image.pools[k].align_bytes,
-		    .slots = &pool_slots[k],
-		};
 	if (list_gates() < 0)
 		return -ENOMEM;
 	return site_keys_build(&sites_by_key, image.sites, r->site_count);
@@ -734,9 +722,13 @@ struct entry_window {
 	 * its last chunk's gate, gates below). */
 	uint32_t counted;
 	uint32_t pool_count;
-	struct pool_state *pools; /* the site's, pool_count of them, tightest first */
-	/* For a request of up to 4 KiB, by its 16-byte class (plan_size_class),
-	 * the first of them whose slots are as big; NULL if there are none. */
+	/* For a request of up to 4 KiB and its 16-byte class c (plan_size_class):
+	 * which of the first four pools hold c - 1 granules or more (first_pool);
+	 * 255 for those that hold 256 or that are missing. */
+	uint8_t pool_bound[4];
+	struct pool_slots *pools; /* the site's, pool_count of them, tightest first */
+	/* For a site of more than four pools, by that class, the first of them
+	 * whose slots are as big; else NULL, or if there was no memory. */
 	uint8_t *class_pool;
 	_Atomic uint64_t seq; /* odd while a refill rewrites the window */
 	/* Occurrence number of slots[0] (occurrences are 32-bit: take_occurrence),
@@ -785,6 +777,24 @@ static inline uint32_t take_occurrence(struct entry_window *w)
 	return lone_fetch_add32(&w->next_occurrence, 1);
 }
 
+/* The first of w's pools whose slots may hold a block of size bytes, 1 to
+ * 4096 (tightest first: those before it are too small), or pool_count or more
+ * if none does. From the window itself for a site of up to four pools, as
+ * most are: sqlite3's 25 sites of pools have 2 to 4, and a table by size
+ * class for each was a cache line more a call (callgrind's simulation). Tried
+ * in order, as most requests fit the first: fewer instructions than counting
+ * all four without a branch. */
+static inline uint32_t first_pool(const struct entry_window *w, size_t size)
+{
+	if (w->class_pool)
+		return w->class_pool[(size + 15) / 16];
+	const unsigned below = (unsigned)((size + 15) / 16) - 1;
+	uint32_t i = 0;
+	while (i < 4 && w->pool_bound[i] < below)
+		i++;
+	return i;
+}
+
 /* The fresh slots of a pool tried, those whose bits say they may be free in
  * the arena, before the next bigger pool is tried. */
 #define POOL_TRIES 16u
@@ -795,13 +805,11 @@ static inline uint32_t take_occurrence(struct entry_window *w)
  * grow in place up to it. NULL if there is none. */
 static inline void *pool_claim(struct entry_window *w, size_t size, size_t align)
 {
-	uint32_t first = w->class_pool && size <= 4096 ? w->class_pool[(size + 15) / 16] : 0;
-
-	for (uint32_t i = first; i < w->pool_count; i++) {
-		struct pool_state *p = &w->pools[i];
+	for (uint32_t i = size <= 4096 ? first_pool(w, size) : 0; i < w->pool_count; i++) {
+		struct pool_slots *p = &w->pools[i];
 		if (p->slot_bytes < size || p->align_bytes < align)
 			continue;
-		uint64_t offset = pool_slots_take(p->slots, POOL_TRIES);
+		uint64_t offset = pool_slots_take(p, POOL_TRIES);
 		if (offset != POOL_SLOTS_NONE)
 			return (void *)(arena_base + offset);
 	}
@@ -817,13 +825,24 @@ static bool pool_fits(const struct entry_window *w, size_t size, size_t align)
 	return false;
 }
 
-/* The class_pool table of a window whose pools are pools[0..n), tightest
- * first; NULL if there are none, or no memory (the pools are then searched
- * from the first). Slots are whole granules, so a pool fits every request of
- * a class once it fits the class's biggest. */
-static uint8_t *class_pools(const struct pool_state *pools, uint32_t n)
+/* The first_pool bytes of a window whose pools are pools[0..n), tightest
+ * first: slots are whole granules, so a pool fits every request of a class once
+ * it fits the class's biggest. */
+static void pool_bounds(const struct pool_slots *pools, uint32_t n, uint8_t bound[4])
 {
-	uint8_t *table = n && n <= UINT8_MAX ? __libc_malloc(4096 / 16 + 1) : NULL;
+	for (uint32_t k = 0; k < 4; k++)
+		bound[k] = k < n && pools[k].slot_bytes / 16 <= UINT8_MAX
+			       ? (uint8_t)(pools[k].slot_bytes / 16 - 1)
+			       : UINT8_MAX;
+}
+
+/* The class_pool table of a window whose pools are pools[0..n), tightest
+ * first; NULL if they are four or fewer (pool_bounds), or too many, or there
+ * is no memory (first_pool then gives the first four's, and the fifth for a
+ * request none of them fits). */
+static uint8_t *class_pools(const struct pool_slots *pools, uint32_t n)
+{
+	uint8_t *table = n > 4 && n <= UINT8_MAX ? __libc_malloc(4096 / 16 + 1) : NULL;
 
 	for (uint32_t c = 0, i = 0; table && c <= 4096 / 16; c++) {
 		while (i < n && pools[i].slot_bytes < 16 * c)
@@ -925,8 +944,9 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 			w->owner = &owner_tag;
 			w->entries = (uint32_t)(s->entries < UINT32_MAX ? s->entries : UINT32_MAX);
 			w->capacity = (uint32_t)capacity;
-			w->pools = pool_states + s->first_pool;
+			w->pools = pool_slots + s->first_pool;
 			w->pool_count = s->pool_count;
+			pool_bounds(w->pools, w->pool_count, w->pool_bound);
 			w->class_pool = class_pools(w->pools, w->pool_count);
 			w->first_gate = s->first_gate;
 			w->gate_count = s->gate_count;
@@ -1265,10 +1285,8 @@ static void drop_image(void)
 	pool_slots_fini(pool_slots, image.record.pool_count);
 	spare_keep_drop();
 	__libc_free(pool_slots);
-	__libc_free(pool_states);
 	__libc_free(site_plans);
 	site_plans = NULL;
-	pool_states = NULL;
 	pool_slots = NULL;
 	windows = NULL;
 	site_first_block = block_offsets = NULL;
@@ -1682,12 +1700,12 @@ static __attribute__((noinline)) void *express_far(struct entry_window *w, uint3
 static inline __attribute__((always_inline)) void *
 express_ready(struct replay_counters *c, const struct entry_window *w, size_t size, size_t align)
 {
-	if (size > 4096 || !w->class_pool)
+	if (size > 4096)
 		return NULL;
-	uint32_t i = w->class_pool[(size + 15) / 16];
+	const uint32_t i = first_pool(w, size);
 	if (i >= w->pool_count || w->pools[i].align_bytes < align)
 		return NULL;
-	uint64_t offset = pool_slots_take_near(w->pools[i].slots);
+	uint64_t offset = pool_slots_take_near(&w->pools[i]);
 	if (offset == POOL_SLOTS_NONE)
 		return NULL;
 	bump_own(&c->hits, 1);
