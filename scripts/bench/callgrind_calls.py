@@ -113,6 +113,34 @@ def total_ir(path):
     return 0
 
 
+def program_totals(path):
+    """The whole profile's totals by event name (Ir, D1mr, ...)."""
+    events = None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith(("summary:", "totals:")) and events:
+                return dict(zip(events, map(int, line.split()[1:])))
+    return {}
+
+
+def program_table(results):
+    """results: [(label, totals)] of whole programs, the first one the baseline."""
+    out = []
+    w = out.append
+    w("| allocator | instructions (Ir) | ratio | D1 misses | ratio | LL misses | ratio |")
+    w("| --- |" + " ---: |" * 6)
+    base = None
+    for label, t in results:
+        row = (t.get("Ir", 0), misses(t, "D1") or 0, misses(t, "DL") or 0)
+        if base is None:
+            base = row
+        w("| %s | %s |" % (label, " | ".join(
+            "{:,} | {:.2f}×".format(v, v / b if b else float("nan")) for v, b in zip(row, base))))
+    return out
+
+
 def table(results):
     """results: [(label, totals, program Ir)], the first one the baseline."""
     out = []
@@ -195,6 +223,10 @@ def main():
     ap.add_argument("--heading", default="## Instructions and cache misses per allocation call (callgrind)")
     ap.add_argument("--note", action="append", default=[],
                     help="a paragraph written before the table (repeatable)")
+    ap.add_argument("--program", action="append", default=[], metavar="LABEL=CALLGRIND_OUT",
+                    help="a whole program's profile, for a table of its totals (repeatable)")
+    ap.add_argument("--program-note", action="append", default=[],
+                    help="a paragraph written before that table (repeatable)")
     ap.add_argument("profiles", nargs="+", metavar="LABEL=CALLGRIND_OUT")
     args = ap.parse_args()
     results = []
@@ -202,6 +234,12 @@ def main():
         label, _, path = spec.partition("=")
         results.append((label, program_calls(path, args.exe), total_ir(path)))
     rows = table(results)
+    if args.program:
+        rows += [""]
+        for note in args.program_note:
+            rows += [note, ""]
+        rows += program_table([(label, program_totals(path)) for label, _, path in
+                               (spec.partition("=") for spec in args.program)])
     print("\n".join(rows))
     if args.write:
         section = [BEGIN, args.heading, ""]

@@ -35,6 +35,13 @@
 # The count per call is inclusive (all the allocator did for the call), over the
 # calls the churn's own functions make (main's one-off calls are left out), as
 # scripts/bench/callgrind_calls.py reads them from callgrind's call graph.
+#
+# Then a real program whose allocator shares the caches with much else: sqlite3
+# on an in-memory database (scripts/bench/gen_sql.py SQL_ROWS rows), whole-program
+# instructions and data cache misses under each allocator, memplan replaying a
+# plan recorded the same way. An allocator whose own tables take many cache lines
+# a call shows there as misses of the program's code too, which the churn, with
+# few call sites and all of them hot, does not show.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -48,6 +55,7 @@ usage() {
 }
 ops=200000
 touch_bytes=8
+sql_rows=20000
 # 48 KiB 12-way first level, 2 MiB 16-way last level, 64-byte lines: fixed, so
 # that the figures do not depend on what valgrind finds on the machine (on a
 # virtual machine, a last level of the host's whole L3).
@@ -75,7 +83,7 @@ case $ops in
 '' | *[!0-9]* | 0) die "--ops takes a whole number >= 1 (got '$ops')" ;;
 esac
 
-ensure_packages valgrind "${allocator_packages[@]}" python3 meson ninja-build
+ensure_packages valgrind "${allocator_packages[@]}" python3 meson ninja-build sqlite3
 find_allocators
 
 work=$(mktemp -d /tmp/memplan-instructions.XXXXXX)
@@ -89,7 +97,8 @@ if [ -n "${BENCH_REV:-}" ]; then
 	export_rev "$BENCH_REV" "$src"
 fi
 # Only what is measured: the rest of the tree need not build.
-build_release "$src" "$build" src/preload/libmemplan.so tests/bench/bench-churn tools/memplan
+build_release "$src" "$build" src/preload/libmemplan.so src/preload/libmemplan-record.so \
+	tests/bench/bench-churn tools/memplan
 lib="$build/src/preload/libmemplan.so"
 churn="$build/tests/bench/bench-churn"
 if [ ! -x "$churn" ] || [ ! -f "$lib" ]; then
@@ -105,47 +114,77 @@ cmp -s "$work/record.out" "$work/glibc.ref" ||
 	die "the recording printed something else than glibc's run"
 
 allocators=(glibc jemalloc mimalloc tcmalloc memplan)
-profiles=()
-for alloc in "${allocators[@]}"; do
-	case $alloc in
+# allocator_env ALLOC PLAN STATS: the environment that runs a program on ALLOC,
+# into aenv.
+allocator_env() {
+	case $1 in
 	glibc) aenv=() ;;
 	jemalloc) aenv=(LD_PRELOAD="$jemalloc_so") ;;
 	mimalloc) aenv=(LD_PRELOAD="$mimalloc_so") ;;
 	tcmalloc) aenv=(LD_PRELOAD="$tcmalloc_so") ;;
-	memplan)
-		aenv=(MEMPLAN_MODE=replay MEMPLAN_PLAN="$work/churn.plan"
-			MEMPLAN_STATS="$work/stats.jsonl" LD_PRELOAD="$lib")
-		;;
+	memplan) aenv=(MEMPLAN_MODE=replay MEMPLAN_PLAN="$2" MEMPLAN_STATS="$3" LD_PRELOAD="$lib") ;;
 	esac
-	say "callgrind: $alloc"
+}
+# profile TAG ALLOC REF CMD...: runs CMD (stdin as given) under callgrind with
+# ALLOC's environment (aenv), checks that it printed REF, and puts into
+# profile_arg "LABEL=PROFILE", the profile of the process that ran CMD's program.
+profile() {
+	local tag=$1 alloc=$2 ref=$3 outs
+	shift 3
+	say "callgrind: $tag on $alloc"
 	valgrind --tool=callgrind --trace-children=yes "${cache_sim[@]}" \
-		--callgrind-out-file="$work/callgrind.$alloc.%p" \
-		env CHURN_TOUCH=$touch_bytes "${aenv[@]}" "$churn" "$ops" \
-		>"$work/$alloc.out" 2>"$work/$alloc.valgrind" ||
-		die "$alloc under callgrind failed: $(tail -n 5 "$work/$alloc.valgrind")"
-	cmp -s "$work/$alloc.out" "$work/glibc.ref" ||
-		die "$alloc printed something else than glibc's run without valgrind"
-	mapfile -t outs < <(grep -l '^cmd: .*bench-churn' "$work"/callgrind."$alloc".*)
-	[ ${#outs[@]} -eq 1 ] || die "expected one callgrind profile of bench-churn for $alloc"
-	label=$alloc
-	[ "$alloc" = memplan ] && label="memplan replay"
-	profiles+=("$label=${outs[0]}")
+		--callgrind-out-file="$work/$tag.$alloc.%p" env "${aenv[@]}" "$@" \
+		>"$work/$tag-$alloc.out" 2>"$work/$tag-$alloc.valgrind" ||
+		die "$tag on $alloc under callgrind failed: $(tail -n 5 "$work/$tag-$alloc.valgrind")"
+	cmp -s "$work/$tag-$alloc.out" "$ref" ||
+		die "$tag on $alloc printed something else than its run without valgrind"
+	mapfile -t outs < <(grep -l "^cmd: *$1" "$work/$tag.$alloc".*)
+	[ ${#outs[@]} -eq 1 ] || die "expected one callgrind profile of $tag on $alloc"
+	profile_arg="$([ "$alloc" = memplan ] && echo "memplan replay" || echo "$alloc")=${outs[0]}"
+}
+profiles=()
+for alloc in "${allocators[@]}"; do
+	allocator_env "$alloc" "$work/churn.plan" "$work/stats.jsonl"
+	aenv=(CHURN_TOUCH=$touch_bytes "${aenv[@]}")
+	profile churn "$alloc" "$work/glibc.ref" "$churn" "$ops"
+	profiles+=("$profile_arg")
 done
 
-# The replay must have used the plan: its main process's statistics line.
-served=$(python3 - "$work/stats.jsonl" <<'EOF'
+# served STATS: what the replay's main process (its statistics line) served; fails
+# if it did not use the plan.
+served() {
+	python3 - "$1" <<'EOF'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 m = max(lines, key=lambda o: o.get("allocs", 0))
 if m.get("match", "none") == "none":
-    sys.exit("memplan replay under valgrind did not find bench-churn in the plan")
+    sys.exit("memplan replay under valgrind did not find the program in the plan")
 n = max(m["allocs"], 1)
 print("{:.2f}% of its {:,} allocation calls from the arena ({:.2f}% by the steady state), "
       "image matched {}".format(100.0 * m["hits"] / n, m["allocs"],
                                 100.0 * m.get("steady_hits", 0) / n, m.get("match", "?")))
 EOF
-) || die "the replay's statistics say the plan was not used"
+}
+served=$(served "$work/stats.jsonl") || die "the replay's statistics say the plan was not used"
 say "memplan replay served $served"
+
+sqlite_bin=$(readlink -f "$(command -v sqlite3)") || die "sqlite3 is missing"
+python3 "$root/scripts/bench/gen_sql.py" "$sql_rows" >"$work/rows.sql" || die "cannot write the SQL"
+say "recording sqlite3's plan (without valgrind)"
+"$build/tools/memplan" record -o "$work/sqlite3.plan" -- "$sqlite_bin" :memory: \
+	<"$work/rows.sql" >"$work/sqlite3-record.out" || die "recording sqlite3 failed"
+"$sqlite_bin" :memory: <"$work/rows.sql" >"$work/sqlite3.ref" || die "sqlite3 failed"
+cmp -s "$work/sqlite3-record.out" "$work/sqlite3.ref" ||
+	die "sqlite3's recording printed something else than its plain run"
+programs=()
+for alloc in "${allocators[@]}"; do
+	allocator_env "$alloc" "$work/sqlite3.plan" "$work/sqlite3-stats.jsonl"
+	profile sqlite3 "$alloc" "$work/sqlite3.ref" "$sqlite_bin" :memory: <"$work/rows.sql"
+	programs+=(--program "$profile_arg")
+done
+sqlite_served=$(served "$work/sqlite3-stats.jsonl") ||
+	die "sqlite3's replay statistics say the plan was not used"
+say "memplan replay of sqlite3 served $sqlite_served"
 
 if [ -n "$rev_text" ]; then
 	commit=$rev_text
@@ -166,8 +205,14 @@ finding the call site and its occurrence, the arena's check and claim; the other
 their fast and slow paths). Counts are exact and repeat from run to run, but say \
 nothing of page faults, and of cache misses only what the simulation below finds: \
 the wall-time tables above show both. Caches simulated: ${cache_sim[*]:1}."
-	--note "memplan replay served $served.")
+	--note "memplan replay served $served."
+	--program-note "Whole programs: \`sqlite3 :memory:\` running \
+\`scripts/bench/gen_sql.py $sql_rows\` (sqlite3 $(dpkg-query -W -f='${Version}' sqlite3)), \
+the same simulated caches; memplan replay served $sqlite_served. Its misses count \
+the program's own as well as the allocator's: an allocator that takes more cache \
+lines a call leaves fewer to the program. They move by a few percent with the \
+process's layout (the size of its environment), the instructions by none.")
 [ -n "$write" ] && args+=(--write "$write")
-python3 "$root/scripts/bench/callgrind_calls.py" "${args[@]}" "${profiles[@]}"
+python3 "$root/scripts/bench/callgrind_calls.py" "${args[@]}" "${programs[@]}" "${profiles[@]}"
 [ -n "$write" ] && say "wrote the section into $write"
 exit 0
