@@ -777,13 +777,13 @@ static inline uint32_t take_occurrence(struct entry_window *w)
 	return lone_fetch_add32(&w->next_occurrence, 1);
 }
 
-/* The first of w's pools whose slots may hold a block of size bytes, 1 to
- * 4096 (tightest first: those before it are too small), or pool_count or more
- * if none does. From the window itself for a site of up to four pools, as
- * most are: sqlite3's 25 sites of pools have 2 to 4, and a table by size
- * class for each was a cache line more a call (callgrind's simulation). Tried
- * in order, as most requests fit the first: fewer instructions than counting
- * all four without a branch. */
+/* The first of w's pools whose slots hold a block of size bytes, 1 to 4096
+ * (tightest first: those before it are too small), or pool_count if none
+ * does. From the window itself for a site of up to four pools, as most are:
+ * sqlite3's 25 sites of pools have 2 to 4, and a table by size class for each
+ * was a cache line more a call (callgrind's simulation). Tried in order, as
+ * most requests fit the first: fewer instructions than counting all four
+ * without a branch. */
 static inline uint32_t first_pool(const struct entry_window *w, size_t size)
 {
 	if (w->class_pool)
@@ -791,6 +791,9 @@ static inline uint32_t first_pool(const struct entry_window *w, size_t size)
 	const unsigned below = (unsigned)((size + 15) / 16) - 1;
 	uint32_t i = 0;
 	while (i < 4 && w->pool_bound[i] < below)
+		i++;
+	/* Past the first four only for a site whose table could not be made. */
+	while (i >= 4 && i < w->pool_count && w->pools[i].slot_bytes < size)
 		i++;
 	return i;
 }
@@ -838,8 +841,7 @@ static void pool_bounds(const struct pool_slots *pools, uint32_t n, uint8_t boun
 
 /* The class_pool table of a window whose pools are pools[0..n), tightest
  * first; NULL if they are four or fewer (pool_bounds), or too many, or there
- * is no memory (first_pool then gives the first four's, and the fifth for a
- * request none of them fits). */
+ * is no memory (first_pool then looks past the first four itself). */
 static uint8_t *class_pools(const struct pool_slots *pools, uint32_t n)
 {
 	uint8_t *table = n > 4 && n <= UINT8_MAX ? __libc_malloc(4096 / 16 + 1) : NULL;
