@@ -4,7 +4,8 @@
 # profiles of a program that makes a known number of calls: the calls it
 # counts are exactly the program's, its costs per call are those of the
 # profile, the cache-miss table comes with a simulated cache and only then,
-# and --write replaces its section instead of adding another.
+# --program's table of whole programs gives a profile's totals, and --write
+# replaces its section instead of adding another.
 . "$(dirname "$0")/lib.sh"
 : "${SOURCE_ROOT:?}" "${PROGRAMS:?}"
 command -v valgrind >/dev/null || { echo "SKIP: valgrind is not installed"; exit 77; }
@@ -52,4 +53,22 @@ status 0 python3 "$calls" --exe alloc_calls --write "$WORK/doc.md" --note "secon
 grep -qx second "$WORK/doc.md" && ! grep -qx first "$WORK/doc.md" || fail "section not replaced"
 head -n 3 "$WORK/doc.md" | grep -qx 'text before' && tail -n 1 "$WORK/doc.md" | grep -qx 'text after' ||
   fail "the text around the section moved: $(cat "$WORK/doc.md")"
+# --program: a whole program's totals, instructions and data misses (reads and
+# writes), as the profile's totals line has them; the first is the baseline.
+status 0 python3 "$calls" --exe alloc_calls --program "base=$WORK/sim.out" \
+  --program "again=$WORK/sim.out" --program-note "whole" "sim=$WORK/sim.out"
+read -r want_ir want_d1 < <(python3 - "$WORK/sim.out" <<'EOF'
+import sys
+for line in open(sys.argv[1]):
+    if line.startswith("events:"):
+        events = line.split()[1:]
+    elif line.startswith(("summary:", "totals:")):
+        t = dict(zip(events, map(int, line.split()[1:])))
+        print("{:,} {:,}".format(t["Ir"], t["D1mr"] + t["D1mw"]))
+        break
+EOF
+)
+grep -qx whole "$WORK/out" || fail "no note before the table of whole programs"
+grep -qF "| again | $want_ir | 1.00× | $want_d1 | 1.00× |" "$WORK/out" ||
+  fail "whole program, not Ir $want_ir and D1 misses $want_d1: $(grep '^| again |' "$WORK/out")"
 echo ok
