@@ -45,9 +45,9 @@ struct recent_stack {
 };
 
 /* All of a thread's caches (callsite.h, struct callsite_caches), in one
- * mapping of its own: this header, then their slots at the current size
- * (caches_set_level). Slots past those of the current size are all zero. */
-struct thread_caches {
+ * mapping of its own: this header, then their sets at the current size
+ * (caches_set_level). Sets past those of the current size are all zero. */
+struct __attribute__((aligned(64))) thread_caches {
 	struct callsite_caches shared; /* first: callsite_caches points at it */
 	struct recent_stack *stacks;   /* by raw key & stacks_mask */
 	uint32_t stacks_mask;
@@ -67,26 +67,24 @@ struct thread_caches {
  * and 16 << level raw stacks, one after the other. */
 static size_t caches_bytes(uint32_t level)
 {
-	return ((size_t)(CALLSITE_WAYS << 2) * sizeof(struct callsite_recent) +
-		(size_t)(CALLSITE_SPLIT_WAYS << 1) * sizeof(struct callsite_recent) +
+	return (4 * sizeof(struct callsite_set) + 2 * sizeof(struct callsite_set) +
 		16 * sizeof(struct recent_stack))
 	       << level;
 }
 
 #define CACHES_MAP_BYTES (sizeof(struct thread_caches) + caches_bytes(CALLSITE_LEVELS - 1))
 
-/* Points tc's caches at their slots for level, which must be all zero. */
+/* Points tc's caches at their sets for level, which must be all zero. */
 static void caches_set_level(struct thread_caches *tc, uint32_t level)
 {
-	struct callsite_recent *slots = (struct callsite_recent *)(tc + 1);
+	struct callsite_set *sets = (struct callsite_set *)(tc + 1);
 
 	tc->level = level;
-	tc->shared.recent = slots;
-	tc->shared.split = slots + ((size_t)CALLSITE_WAYS << (2 + level));
+	tc->shared.recent = sets;
+	tc->shared.split = sets + ((size_t)4 << level);
 	tc->shared.recent_shift = 62 - level;
 	tc->shared.split_shift = 63 - level;
-	tc->stacks = (struct recent_stack *)(tc->shared.split +
-					     ((size_t)CALLSITE_SPLIT_WAYS << (1 + level)));
+	tc->stacks = (struct recent_stack *)(tc->shared.split + ((size_t)2 << level));
 	tc->stacks_mask = (16u << level) - 1;
 }
 
@@ -117,13 +115,12 @@ static bool caches_grow(struct thread_caches *tc)
 	return true;
 }
 
-_Static_assert(sizeof(struct thread_caches) % _Alignof(struct callsite_recent) == 0,
-	       "slots follow the header");
+_Static_assert(sizeof(struct thread_caches) % _Alignof(struct callsite_set) == 0,
+	       "sets follow the header");
 
-/* What a thread without caches of its own reads: every slot empty (no salted
+/* What a thread without caches of its own reads: every way empty (no salted
  * address is 0), never written; at the least size. */
-static struct callsite_recent no_recent[CALLSITE_WAYS << 2] BIG_BSS,
-    no_split[CALLSITE_SPLIT_WAYS << 1] BIG_BSS;
+static struct callsite_set no_recent[4] BIG_BSS, no_split[2] BIG_BSS;
 static struct recent_stack no_stacks[16] BIG_BSS;
 static struct thread_caches no_caches = {
     .shared = {.recent = no_recent, .split = no_split, .recent_shift = 62, .split_shift = 63},
@@ -443,45 +440,54 @@ static bool usable(uintptr_t return_address, uintptr_t frame)
 	       !(return_address >= callsite_own_start && return_address < callsite_own_end);
 }
 
-/* Where (as at[]) the stack ips[0..n), whose return addresses lie at
- * at[0..n), first differs from the one the origin's slot holds: 0 if nowhere
+/* The return address way w of set checks k-th. */
+static uintptr_t way_expects(const struct callsite_set *set, unsigned w, uint32_t k)
+{
+	return k < CALLSITE_NEAR ? set->way[w].expect[k] : set->far[w].expect[k - CALLSITE_NEAR];
+}
+
+/* Where (as split_at) the stack ips[0..n), whose return addresses lie at
+ * at[0..n), first differs from the one way w of set holds: 0 if nowhere
  * within both. The frames below that one are the same, so both stacks have a
  * return address there. */
-static uint32_t split_of(const struct callsite_recent *recent, uintptr_t frame, void *const *ips,
-			 const uintptr_t *at, int n)
+static uint32_t split_of(const struct callsite_set *set, unsigned w, uintptr_t frame,
+			 void *const *ips, const uintptr_t *at, int n)
 {
-	for (uint32_t k = 1; k < (uint32_t)n && k - 1 < recent->frames; k++)
-		if (at[k] - frame != recent->at[k - 1] ||
-		    (uintptr_t)ips[k] != recent->expect[k - 1])
-			return recent->at[k - 1] == at[k] - frame ? recent->at[k - 1] : 0;
+	const struct callsite_way *way = &set->way[w];
+
+	for (uint32_t k = 1; k < (uint32_t)n && k - 1 < (uint32_t)way->near + way->far; k++) {
+		const uintptr_t held = 8 * (uintptr_t)way->at[k - 1];
+		if (at[k] - frame != held || (uintptr_t)ips[k] != way_expects(set, w, k - 1))
+			return held == at[k] - frame ? (uint32_t)held : 0;
+	}
 	return 0;
 }
 
-/* An empty way of the ways ways of set, else the one *victim says (which
- * moves on). */
-static struct callsite_recent *free_way(struct callsite_recent *set, uint32_t ways, uint8_t *victim)
+/* An empty way of set, else the one *victim says (which moves on). */
+static unsigned free_way(const struct callsite_set *set, uint8_t *victim)
 {
-	for (uint32_t k = 0; k < ways; k++)
-		if (!set[k].return_address)
-			return &set[k];
-	struct callsite_recent *way = &set[*victim % ways];
-	*victim = (uint8_t)((*victim + 1) % ways);
-	return way;
+	for (unsigned k = 0; k < CALLSITE_WAYS; k++)
+		if (!set->key[k].return_address)
+			return k;
+	const unsigned w = *victim % CALLSITE_WAYS;
+	*victim = (uint8_t)((*victim + 1) % CALLSITE_WAYS);
+	return w;
 }
 
-/* The way of set that holds the origin, or NULL. */
-static struct callsite_recent *holder(struct callsite_recent *set, uintptr_t salted, uint64_t depth)
+/* The way of set that holds the origin, or CALLSITE_WAYS. */
+static unsigned holder(const struct callsite_set *set, uintptr_t salted, uint64_t depth)
 {
-	for (uint32_t k = 0; k < CALLSITE_WAYS; k++)
-		if (callsite_recent_holds(&set[k], salted, depth))
-			return &set[k];
-	return NULL;
+	unsigned k = 0;
+
+	while (k < CALLSITE_WAYS && !callsite_key_holds(&set->key[k], salted, depth))
+		k++;
+	return k;
 }
 
-static bool set_full(const struct callsite_recent *set, uint32_t ways)
+static bool set_full(const struct callsite_set *set)
 {
-	for (uint32_t k = 0; k < ways; k++)
-		if (!set[k].return_address)
+	for (unsigned k = 0; k < CALLSITE_WAYS; k++)
+		if (!set->key[k].return_address)
 			return false;
 	return true;
 }
@@ -500,54 +506,63 @@ __attribute__((no_sanitize("address"))) static void **
 remember(struct thread_caches *tc, uintptr_t return_address, uintptr_t frame, void *const *ips,
 	 const uintptr_t *at, int n, uint32_t site, void **cookie)
 {
-	struct callsite_recent *set, *recent;
+	struct callsite_set *set;
+	unsigned w;
 	uint64_t depth = callsite_stack_base - frame;
 
 	if (n < 1 || n > CALLSITE_VERIFIED + 1 || (uintptr_t)ips[0] != return_address ||
 	    !usable(return_address, frame))
 		return cookie;
 	for (int k = 1; k < n; k++)
-		if (at[k] <= frame || at[k] - frame > UINT32_MAX)
+		if (at[k] <= frame || (at[k] - frame) % 8 || (at[k] - frame) / 8 > UINT16_MAX)
 			return cookie;
+	/* What a way shorter than CALLSITE_NEAR checks in its spare places. */
+	if (*(const uintptr_t *)(frame + 8) != return_address)
+		return cookie;
 	void *const value = *cookie;
 	const uintptr_t salted = callsite_salted(return_address);
 again:
 	set = callsite_recent_set(return_address, depth);
-	recent = holder(set, salted, depth);
-	if (!recent) {
-		if (set_full(set, CALLSITE_WAYS) && caches_grow(tc))
-			goto again;
-		recent = free_way(set, CALLSITE_WAYS,
-				  &tc->recent_victim[(set - tc->shared.recent) / CALLSITE_WAYS]);
-	}
+	w = holder(set, salted, depth);
 	uint32_t split_at = 0;
-	if (callsite_recent_holds(recent, salted, depth)) {
-		if (!recent->split_at)
-			recent->split_at = split_of(recent, frame, ips, at, n);
-		split_at = recent->split_at;
+	if (w < CALLSITE_WAYS) {
+		if (!set->far[w].split_at)
+			set->far[w].split_at = split_of(set, w, frame, ips, at, n);
+		split_at = set->far[w].split_at;
+	} else {
+		if (set_full(set) && caches_grow(tc))
+			goto again;
+		w = free_way(set, &tc->recent_victim[set - tc->shared.recent]);
 	}
 	/* The word callsite_cached will read there: the frames below it are the
 	 * origin's, so it lies on this thread's stack, mapped. */
 	if (split_at) {
-		set = callsite_split_slot(return_address, depth,
-					  *(const uintptr_t *)(frame + split_at));
-		if (set_full(set, CALLSITE_SPLIT_WAYS) && caches_grow(tc))
+		set = callsite_split_set(return_address, depth,
+					 *(const uintptr_t *)(frame + split_at));
+		if (set_full(set) && caches_grow(tc))
 			goto again;
-		recent =
-		    free_way(set, CALLSITE_SPLIT_WAYS,
-			     &tc->split_victim[(set - tc->shared.split) / CALLSITE_SPLIT_WAYS]);
+		w = free_way(set, &tc->split_victim[set - tc->shared.split]);
 	}
-	recent->split_at = 0;
-	recent->cookie = value;
-	recent->return_address = salted;
-	recent->depth = (uint32_t)depth;
-	recent->site = site;
-	recent->frames = (uint32_t)n - 1;
+	struct callsite_way *way = &set->way[w];
+	set->key[w] =
+	    (struct callsite_key){.return_address = salted, .depth = (uint32_t)depth, .site = site};
+	set->far[w].split_at = 0;
+	way->cookie = value;
+	way->near = (uint8_t)(n - 1 < CALLSITE_NEAR ? n - 1 : CALLSITE_NEAR);
+	way->far = (uint8_t)(n - 1 - way->near);
 	for (int k = 1; k < n; k++) {
-		recent->at[k - 1] = (uint32_t)(at[k] - frame);
-		recent->expect[k - 1] = (uintptr_t)ips[k];
+		way->at[k - 1] = (uint16_t)((at[k] - frame) / 8);
+		if (k - 1 < CALLSITE_NEAR)
+			way->expect[k - 1] = (uintptr_t)ips[k];
+		else
+			set->far[w].expect[k - 1 - CALLSITE_NEAR] = (uintptr_t)ips[k];
 	}
-	return &recent->cookie;
+	/* The shim's return address, the word above its frame: always there. */
+	for (int k = n - 1; k < CALLSITE_NEAR; k++) {
+		way->at[k] = 1;
+		way->expect[k] = return_address;
+	}
+	return &way->cookie;
 }
 
 uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cookie)
