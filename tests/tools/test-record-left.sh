@@ -17,7 +17,10 @@ awk 'BEGIN {
     lo = int(rand() * 1000); print k "," lo "," lo + 1 + int(rand() * 300) "," 1 + int(rand() * 100000)
   }
 }' >"$WORK/instance.csv"
-late="(sleep 1; exec '$PROGRAMS/dsa_replay' '$WORK/instance.csv' >/dev/null)"
+# Two seconds before it allocates: memplan says it waits once the job outlives
+# the wait's quiet first second, which starts a moment after sh ends (once it
+# has read sh's symbols); with one, a loaded machine let the job end inside it.
+late="(sleep 2; exec '$PROGRAMS/dsa_replay' '$WORK/instance.csv' >/dev/null)"
 
 # The sleepers below, named by memplan's messages, do not outlive the test.
 sleepers=()
