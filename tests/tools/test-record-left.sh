@@ -18,8 +18,9 @@ awk 'BEGIN {
   }
 }' >"$WORK/instance.csv"
 # Two seconds before it allocates: memplan says it waits once the job outlives
-# the wait's quiet first second, which starts a moment after sh ends (once it
-# has read sh's symbols); with one, a loaded machine let the job end inside it.
+# the wait's quiet first second, which starts when sh has ended, and sh ends
+# only once it has packed and written its own recording; with one second, on a
+# loaded machine, the job ended inside it.
 late="(sleep 2; exec '$PROGRAMS/dsa_replay' '$WORK/instance.csv' >/dev/null)"
 
 # The sleepers below, named by memplan's messages, do not outlive the test.
