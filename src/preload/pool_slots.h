@@ -38,8 +38,8 @@
 
 /* One pool's slots: all that an allocation served by the pool reads but the
  * bits, on one cache line. A pool's size and alignment once lay apart, with a
- * pointer here: replaying sqlite3, a cache line more a call, and 4% of its
- * first-level cache misses (callgrind's simulation). */
+ * pointer here: a cache line more a call, and replaying sqlite3, a quarter more
+ * first-level cache misses (callgrind's simulation, docs/history.md). */
 struct __attribute__((aligned(64))) pool_slots {
 	_Atomic uint64_t *ready, *owned, *fresh; /* words each, bit s: slot s */
 	uint64_t *word_offset;			 /* arena offset of slot 64 w */

@@ -722,9 +722,10 @@ struct entry_window {
 	 * its last chunk's gate, gates below). */
 	uint32_t counted;
 	uint32_t pool_count;
-	/* For a request of up to 4 KiB and its 16-byte class c (plan_size_class):
-	 * which of the first four pools hold c - 1 granules or more (first_pool);
-	 * 255 for those that hold 256 or that are missing. */
+	/* The slots of the first four pools, in 16-byte granules less one (255
+	 * for 256 or more, and for a missing pool): pool k holds a request of
+	 * class c (plan_size_class, up to 4 KiB) if its byte is c - 1 or more
+	 * (first_pool). */
 	uint8_t pool_bound[4];
 	struct pool_slots *pools; /* the site's, pool_count of them, tightest first */
 	/* For a site of more than four pools, by that class, the first of them
