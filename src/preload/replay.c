@@ -727,10 +727,28 @@ struct entry_window {
 	 * class c (plan_size_class, up to 4 KiB) if its byte is c - 1 or more
 	 * (first_pool). */
 	uint8_t pool_bound[4];
-	struct pool_slots *pools; /* the site's, pool_count of them, tightest first */
-	/* For a site of more than four pools, by that class, the first of them
-	 * whose slots are as big; else NULL, or if there was no memory. */
-	uint8_t *class_pool;
+	/* Past its entries a site goes on in its pools or, with none, in its
+	 * loop's tail (never both): what the steady state reads first is on the
+	 * window's first cache line, with the occurrence count. */
+	union {
+		struct { /* pool_count > 0 */
+			/* the site's, pool_count of them, tightest first */
+			struct pool_slots *pools;
+			/* For a site of more than four pools, by that class,
+			 * the first of them whose slots are as big; else NULL,
+			 * or if there was no memory. */
+			uint8_t *class_pool;
+		};
+		struct { /* pool_count == 0 */
+			/* The places of the site's last tail_entries entries,
+			 * read when first needed (TAIL_UNREAD until then; NULL
+			 * if it has none or they cannot be read). */
+			struct tail_place *_Atomic tail;
+			/* The place at the cursor (tail_cursor), packed
+			 * (tail_next_pack); 0: none known. */
+			_Atomic uint64_t tail_next;
+		};
+	};
 	_Atomic uint64_t seq; /* odd while a refill rewrites the window */
 	/* Occurrence number of slots[0] (occurrences are 32-bit: take_occurrence),
 	 * and slots filled. */
@@ -740,16 +758,16 @@ struct entry_window {
 	 * [first_gate + gate_next, first_gate + gate_count) being those left. */
 	_Atomic uint32_t gate_at;
 	uint32_t first_gate, gate_next, gate_count; /* under windows_lock */
-	/* The places of the site's last tail_entries entries, read when first needed
-	 * (TAIL_UNREAD until then; NULL if they cannot be), and the one to try
-	 * next: past its entries, a site with no pools reuses them. */
-	uint32_t tail_entries; /* the site's */
-	struct tail_place *_Atomic tail;
-	_Atomic uint32_t tail_count; /* places in tail, once read */
+	/* The tail's places, once read, and the one to try next. */
+	uint32_t tail_entries; /* the site's; 0 for a site of pools */
+	_Atomic uint32_t tail_count;
 	_Atomic uint32_t tail_cursor;
+	uint32_t unused;	  /* the slots are 8-byte aligned */
 	_Atomic uint64_t slots[]; /* places (entry_codec_place) */
 };
 _Static_assert(sizeof(struct entry_window) == 104, "the comment above says 104");
+_Static_assert(offsetof(struct entry_window, tail_next) + 8 <= 64,
+	       "the steady state's first reads are on the first line");
 #define TAIL_UNREAD ((struct tail_place *)1)
 
 /* Its address names the calling thread among those alive. */
@@ -947,10 +965,12 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 			w->owner = &owner_tag;
 			w->entries = (uint32_t)(s->entries < UINT32_MAX ? s->entries : UINT32_MAX);
 			w->capacity = (uint32_t)capacity;
-			w->pools = pool_slots + s->first_pool;
 			w->pool_count = s->pool_count;
-			pool_bounds(w->pools, w->pool_count, w->pool_bound);
-			w->class_pool = class_pools(w->pools, w->pool_count);
+			if (w->pool_count) {
+				w->pools = pool_slots + s->first_pool;
+				pool_bounds(w->pools, w->pool_count, w->pool_bound);
+				w->class_pool = class_pools(w->pools, w->pool_count);
+			}
 			w->first_gate = s->first_gate;
 			w->gate_count = s->gate_count;
 			w->counted = w->entries;
@@ -964,8 +984,13 @@ static __attribute__((noinline)) struct entry_window *window_make(uint32_t site)
 					      s->gate_count ? chunk_gates[s->first_gate].occurrence
 							    : UINT32_MAX,
 					      memory_order_relaxed);
-			w->tail_entries = s->pool_count ? 0 : s->tail_entries;
-			atomic_store_explicit(&w->tail, TAIL_UNREAD, memory_order_relaxed);
+			if (!w->pool_count) {
+				w->tail_entries = s->tail_entries;
+				atomic_store_explicit(&w->tail,
+						      w->tail_entries ? TAIL_UNREAD : NULL,
+						      memory_order_relaxed);
+				atomic_store_explicit(&w->tail_next, 0, memory_order_relaxed);
+			}
 			atomic_store_explicit(&windows[site], w, memory_order_release);
 		}
 	}
@@ -1182,14 +1207,42 @@ static __attribute__((noinline, cold)) struct tail_place *tail_read(struct entry
 	return tail;
 }
 
-/* A place of w's tail for a block of size bytes aligned to align: the first
- * whose entry it fits and whose bytes are free, from the cursor on, within
- * POOL_TRIES (a place this call tried already is passed over, for those of
- * the first TAIL_TRIED_BITS). NULL if there is none. The cursor stays on the
- * place claimed: a loop whose block dies before its next one comes takes the
- * same place again, at the first try (sqlite3's longer stream: 2.5 tries a
- * call instead of 3.0, 1.0% fewer instructions in all, callgrind). */
-static void *tail_claim(struct entry_window *w, size_t size, size_t align)
+/* tail_next's form of a place: bit 63 set, its offset in granules in bits
+ * 31-62, its size in bytes in bits 0-30; 0 for a place too far or too big to
+ * say so (the search then finds it). */
+#define TAIL_NEXT_KNOWN	       (UINT64_C(1) << 63)
+#define TAIL_NEXT_SIZE_BITS    31
+#define TAIL_NEXT_SIZE_MASK    ((UINT64_C(1) << TAIL_NEXT_SIZE_BITS) - 1)
+#define TAIL_NEXT_GRANULES_MAX (UINT64_C(1) << 32)
+
+static uint64_t tail_next_pack(const struct tail_place *e)
+{
+	const uint64_t granule = e->offset_bytes / PLAN_GRANULE_BYTES;
+
+	if (granule >= TAIL_NEXT_GRANULES_MAX || e->size_bytes > TAIL_NEXT_SIZE_MASK)
+		return 0;
+	return TAIL_NEXT_KNOWN | granule << TAIL_NEXT_SIZE_BITS | e->size_bytes;
+}
+
+/* Whether a block of size bytes aligned to align fits the place at offset
+ * (a granule multiple) of bytes, and the place is free: claimed, the block. */
+static inline void *tail_place_claim(uint64_t offset, uint64_t bytes, size_t size, size_t align)
+{
+	/* Most places tried are still held by the site's previous block there,
+	 * which starts where the place does: one bit says so, for much less
+	 * than a claim that fails costs. */
+	if (size <= bytes && !(offset & (align - 1)) && !arena_granule_held(offset))
+		return arena_claim(offset, bytes);
+	return NULL;
+}
+
+/* tail_claim past the place at the cursor: the first place whose entry the
+ * block fits and whose bytes are free, from the cursor on (past it if the
+ * caller tried it: tried_cursor), within POOL_TRIES (a place this call tried
+ * already is passed over, for those of the first TAIL_TRIED_BITS). NULL if
+ * there is none. The cursor stays on the place claimed. */
+static __attribute__((noinline)) void *tail_search(struct entry_window *w, size_t size,
+						   size_t align, bool tried_cursor)
 {
 	struct tail_place *tail = atomic_load_explicit(&w->tail, memory_order_acquire);
 
@@ -1202,7 +1255,15 @@ static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 	if (c >= n)
 		c = 0;
 	uint64_t tried = 0; /* bit i: the place first at tail[i] */
-	for (uint32_t t = 0; t < n && t < POOL_TRIES; t++) {
+	uint32_t t = 0;
+	if (tried_cursor) {
+		if (tail[c].first < TAIL_TRIED_BITS)
+			tried = UINT64_C(1) << tail[c].first;
+		if (++c == n)
+			c = 0;
+		t = 1;
+	}
+	for (; t < n && t < POOL_TRIES; t++) {
 		const uint32_t at = c;
 		const struct tail_place *e = &tail[c];
 		if (++c == n)
@@ -1213,19 +1274,40 @@ static void *tail_claim(struct entry_window *w, size_t size, size_t align)
 				continue;
 			tried |= bit;
 		}
-		void *q;
-		/* Most places tried are still held by the site's previous block
-		 * there, which starts where the place does: one bit says so, for
-		 * much less than a claim that fails costs. */
-		if (size <= e->size_bytes && !(e->offset_bytes & (align - 1)) &&
-		    !arena_granule_held(e->offset_bytes) &&
-		    (q = arena_claim(e->offset_bytes, e->size_bytes))) {
+		void *q = tail_place_claim(e->offset_bytes, e->size_bytes, size, align);
+		if (q) {
 			atomic_store_explicit(&w->tail_cursor, at, memory_order_relaxed);
+			atomic_store_explicit(&w->tail_next, tail_next_pack(e),
+					      memory_order_relaxed);
 			return q;
 		}
 	}
 	atomic_store_explicit(&w->tail_cursor, c, memory_order_relaxed);
+	atomic_store_explicit(&w->tail_next, tail_next_pack(&tail[c]), memory_order_relaxed);
 	return NULL;
+}
+
+/* A place of w's tail (a site with no pools) for a block of size bytes aligned
+ * to align, or NULL if none is free. The place at the cursor first, from the
+ * window's first line: a loop whose block dies before its next one comes
+ * takes the same place again, and finds it there without reading the tail's
+ * places (sqlite3's longer stream: half of its calls; one place read cost
+ * 0.7 cache misses a call, callgrind's simulation). Any place of the tail may
+ * be tried in any order: the arena's check claims it or refuses it, and
+ * tail_next, however stale, only ever names one of them. */
+static inline void *tail_claim(struct entry_window *w, size_t size, size_t align)
+{
+	const uint64_t next = atomic_load_explicit(&w->tail_next, memory_order_relaxed);
+
+	if (next) {
+		void *q =
+		    tail_place_claim((next >> TAIL_NEXT_SIZE_BITS & (TAIL_NEXT_GRANULES_MAX - 1)) *
+					 PLAN_GRANULE_BYTES,
+				     next & TAIL_NEXT_SIZE_MASK, size, align);
+		if (q)
+			return q;
+	}
+	return tail_search(w, size, align, next != 0);
 }
 
 /* Opens the site's chunks whose gates occurrence k has reached. */
@@ -1274,10 +1356,10 @@ static void drop_image(void)
 	site_keys_free(&sites_by_key);
 	for (uint32_t s = 0; windows && s < image.record.site_count; s++) {
 		struct entry_window *w = atomic_load(&windows[s]);
-		if (w && atomic_load(&w->tail) != TAIL_UNREAD)
-			__libc_free(atomic_load(&w->tail));
-		if (w)
+		if (w && w->pool_count)
 			__libc_free(w->class_pool);
+		else if (w && atomic_load(&w->tail) != TAIL_UNREAD)
+			__libc_free(atomic_load(&w->tail));
 	}
 	window_store_drop();
 	__libc_free(chunk_gates);
@@ -1620,7 +1702,7 @@ static __attribute__((noinline)) void *express_pool(struct replay_counters *c, v
 	uint32_t k;
 	void *p;
 
-	if (!w || !(w->pool_count || w->tail_entries) ||
+	if (!w || !(w->pool_count || atomic_load_explicit(&w->tail, memory_order_relaxed)) ||
 	    (w->owner != &owner_tag && !lone_thread()) ||
 	    (k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed)) < w->entries)
 		return NULL; /* the occurrence is taken where the miss is counted */
@@ -1703,7 +1785,7 @@ static __attribute__((noinline)) void *express_far(struct entry_window *w, uint3
 static inline __attribute__((always_inline)) void *
 express_ready(struct replay_counters *c, const struct entry_window *w, size_t size, size_t align)
 {
-	if (size > 4096)
+	if (size > 4096 || !w->pool_count)
 		return NULL;
 	const uint32_t i = first_pool(w, size);
 	if (i >= w->pool_count || w->pools[i].align_bytes < align)
