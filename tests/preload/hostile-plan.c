@@ -25,7 +25,10 @@
  *            others' do;
  *   badargs=NAME: the same, but that image's arguments made to run past its
  *            string table: a process of that executable whose own arguments
- *            are not that image's compares them, and must refuse them. */
+ *            are not that image's compares them, and must refuse them;
+ *   tails:   the entries left as they are, but every site given a tail of its
+ *            last entries (up to 1024), a site of pools too, which a recording
+ *            never gives one: replay goes on in its pools and ignores it. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,11 +149,11 @@ int main(int argc, char **argv)
 	const char *bad_image = !strncmp(mode, "badimage=", 9) ? mode + 9 : NULL;
 	const char *bad_args = !strncmp(mode, "badargs=", 8) ? mode + 8 : NULL;
 	bool keeps_entries = !strcmp(mode, "badblocks") || !strcmp(mode, "outside") ||
-			     !strcmp(mode, "sizes") || !strcmp(mode, "nosizes") || bad_image ||
-			     bad_args;
+			     !strcmp(mode, "sizes") || !strcmp(mode, "nosizes") ||
+			     !strcmp(mode, "tails") || bad_image || bad_args;
 	if (!keeps_entries && strcmp(mode, "zero") && strcmp(mode, "shuffle")) {
 		fprintf(stderr, "usage: hostile-plan IN OUT zero|shuffle|badblocks|outside|"
-				"sizes|nosizes|badimage=NAME|badargs=NAME\n");
+				"sizes|nosizes|tails|badimage=NAME|badargs=NAME\n");
 		return 2;
 	}
 	if (plan_file_load(argv[1], &buf, &len, why, sizeof(why)) < 0) {
@@ -188,6 +191,14 @@ int main(int argc, char **argv)
 			}
 			if (!strcmp(mode, "sizes"))
 				images[i].frame_sizes = scrambled_sizes(&images[i], &seed);
+			if (!strcmp(mode, "tails"))
+				for (uint32_t k = 0; k < images[i].record.site_count; k++) {
+					struct plan_site *site =
+					    (struct plan_site *)&images[i].sites[k];
+					site->tail_entries =
+					    (uint32_t)(site->entry_count < 1024 ? site->entry_count
+										: 1024);
+				}
 			continue;
 		}
 		/* The chunks too: a hostile plan's pools overlap everything. */

@@ -65,6 +65,18 @@ for mode in zero shuffle; do
   echo "longer/$mode: $(stat_sum longer hits) served ($steady by the steady state), $refused refused"
   [ "$refused" -gt 0 ] || fail "longer/$mode: the overlapping pools were never refused"
 done
+# Every site given a tail, sites of pools too, which a recording never gives
+# one (a window holds the one or the other): a loop whose sites have pools
+# (steady_loop checks every block it keeps) still goes on in them on a run 20
+# times longer, with its output the same.
+run_record loop "$PROGRAMS/steady_loop" 10000
+"$HOSTILE_PLAN" "$WORK/loop.plan" "$WORK/tails.plan" tails
+run_plain tails "$PROGRAMS/steady_loop" 200000
+run_replay tails timeout 120 "$PROGRAMS/steady_loop" 200000
+same_as_plain tails replay
+no_memplan_messages tails replay
+echo "tails: $(stat_sum tails hits) served ($(stat_sum tails steady_hits) by the steady state)"
+[ "$(stat_sum tails steady_hits)" -gt 100000 ] || fail "tails: the pools did not serve the longer run"
 # A plan whose tables and checksum pass but whose entries do not (MODE, made by
 # hostile-plan): memplan replay's strict check refuses it with one line naming
 # the problem (EXPECTED); the raw form, which checks entries as it reads them,
