@@ -130,14 +130,15 @@ record_and_replay threads "$prog" threads 5000
 # Signals a parent left ignored stay ignored across exec: memplan hooks only
 # those at their default, and the hook's one call (which reads what it
 # replaced) puts back what it finds ignored. A raised SIGPIPE that found the
-# hook would end the process.
-ignoring() { bash -c 'trap "" HUP INT PIPE; exec "$@"' ignoring "$@"; }
-run_plain dispositions ignoring "$prog" dispositions
+# hook would end the process. Every disposition is set here, not inherited:
+# a test run in the background (or under nohup) starts with SIGINT and
+# SIGQUIT (or SIGHUP) ignored, which a shell's trap cannot reset.
+ignoring=(env --default-signal=QUIT,TERM,USR1 --ignore-signal=HUP,INT,PIPE)
+run_plain dispositions "${ignoring[@]}" "$prog" dispositions
 [ "$(grep -c "ignored, raised and still here" "$WORK/dispositions.plain.out")" = 3 ] &&
   [ "$(grep -c " default$" "$WORK/dispositions.plain.out")" = 3 ] ||
   fail "signal_handlers dispositions: unexpected on its own: $(cat "$WORK/dispositions.plain.out")"
-export -f ignoring
-record_and_replay dispositions bash -c 'ignoring "$@"' dispositions "$prog" dispositions
+record_and_replay dispositions "${ignoring[@]}" "$prog" dispositions
 
 # Real programs whose handlers land while they allocate: bash reaping 300
 # background jobs (SIGCHLD), CPython under a 0.5 ms interval timer.
