@@ -103,6 +103,27 @@ static void pass_on(int sig)
 	errno = saved;
 }
 
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+}
+
+/* memplan's own lines go to its stderr, which may be a pipe whose reader is
+ * gone (`memplan replay ... 2>&1 | head -1`): a write there must fail, not end
+ * memplan before it passes the command's status on or finishes the plan. A
+ * handler, not SIG_IGN: exec puts a handled signal back to its default, so
+ * the command gets SIGPIPE as it would alone, and one that memplan's parent
+ * ignored stays ignored for both. */
+static void survive_closed_stderr(void)
+{
+	struct sigaction old, sa = {.sa_handler = on_sigpipe, .sa_flags = SA_RESTART};
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+	    !(old.sa_flags & SA_SIGINFO))
+		sigaction(SIGPIPE, &sa, NULL);
+}
+
 int launch_run(char **argv)
 {
 	return launch_run_then(argv, NULL, NULL);
@@ -116,6 +137,7 @@ int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx)
 	int status, report[2];
 	pid_t pid;
 
+	survive_closed_stderr();
 	/* Blocked across fork: a signal before the handler knows the child waits. */
 	sigemptyset(&block);
 	for (size_t i = 0; i < PASSED_ON_COUNT; i++)

@@ -32,7 +32,9 @@ void launch_set_mode(const char *mode, const char *plan, uint64_t record_id);
  * command, and memplan waits on for it: the command ends as the signal makes it
  * end (a recording writes its plan), and memplan's status says so. (A signal
  * sent to the whole process group, as ^C or timeout send it, reaches the
- * command twice; the preload library takes the second for the first.) */
+ * command twice; the preload library takes the second for the first.) From
+ * then on, a write of memplan's to a pipe whose reader is gone fails with
+ * EPIPE instead of ending memplan (the command's SIGPIPE stays its own). */
 int launch_run(char **argv);
 
 /* launch_run, calling started(ctx) once the command has started, while it

@@ -2,10 +2,15 @@
 #include "log.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+/* The kernel's signal set, for the system calls below. */
+#define KERNEL_SIGSET_BYTES 8
 
 static void append(char *line, size_t cap, size_t *pos, const char *s)
 {
@@ -15,6 +20,31 @@ static void append(char *line, size_t cap, size_t *pos, const char *s)
 		n = cap - *pos;
 	memcpy(line + *pos, s, n);
 	*pos += n;
+}
+
+/* write(2) of buf that cannot end the program: stderr may be a pipe whose
+ * reader is gone (`prog 2>&1 | head -1`), and the SIGPIPE that such a write
+ * raises would kill a program that, alone, never writes there. SIGPIPE is
+ * blocked in this thread around the write (the kernel sends it to the
+ * writing thread), and taken back if the write raised it: one that was
+ * already pending is left to the program. */
+static bool write_without_sigpipe(int fd, const char *buf, size_t len)
+{
+	sigset_t pipe_only, old, pending;
+	const struct timespec now = {0, 0};
+
+	sigemptyset(&pipe_only);
+	sigaddset(&pipe_only, SIGPIPE);
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &pipe_only, &old, KERNEL_SIGSET_BYTES) != 0)
+		return syscall(SYS_write, fd, buf, len) == (long)len;
+	sigemptyset(&pending);
+	syscall(SYS_rt_sigpending, &pending, KERNEL_SIGSET_BYTES);
+	const bool was_pending = sigismember(&pending, SIGPIPE);
+	const long n = syscall(SYS_write, fd, buf, len);
+	if (n < 0 && errno == EPIPE && !was_pending)
+		syscall(SYS_rt_sigtimedwait, &pipe_only, NULL, &now, KERNEL_SIGSET_BYTES);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, KERNEL_SIGSET_BYTES);
+	return n == (long)len;
 }
 
 bool log_error_to(int fd, const char *first, ...)
@@ -29,12 +59,12 @@ bool log_error_to(int fd, const char *first, ...)
 		append(line, cap, &pos, s);
 	va_end(ap);
 	line[pos++] = '\n';
-	/* The system call itself, not write(): that is a cancellation point, and
-	 * a line said under one of memplan's locks (a recording's limit reached)
-	 * would leave the lock held by a cancelled thread. errno stays the
-	 * program's, as the call that brought memplan here may succeed. */
+	/* System calls themselves, not write(): that is a cancellation point,
+	 * and a line said under one of memplan's locks (a recording's limit
+	 * reached) would leave the lock held by a cancelled thread. errno stays
+	 * the program's, as the call that brought memplan here may succeed. */
 	const int saved_errno = errno;
-	const bool whole = syscall(SYS_write, fd, line, pos) == (long)pos;
+	const bool whole = write_without_sigpipe(fd, line, pos);
 	errno = saved_errno;
 	return whole;
 }

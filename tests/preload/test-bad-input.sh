@@ -231,4 +231,22 @@ cmp -s "$WORK/expected.out" "$WORK/inplace.out" || fail "inplace: output changed
   grep -q "^memplan: .*inplace.plan: checksum mismatch (corrupt file); running on libc$" "$WORK/inplace.err" ||
   fail "inplace: expected the child to refuse the plan, got: $(cat "$WORK/inplace.err")"
 echo "inplace: $(cat "$WORK/inplace.err")"
+
+# A program whose stderr is a pipe that nobody reads any more (`2>&1 | head
+# -1` once head is done): memplan's line about the corrupt plan must not kill
+# it with SIGPIPE, as memplan's hook of fatal signals would pass on. The
+# program runs and ends as it would alone.
+python3 -S - "$LIB" "$WORK/flipped.plan" "$WORK/in.txt" "$WORK/pipe.out" <<'PY' ||
+import os, subprocess, sys
+lib, plan, data, out = sys.argv[1:]
+r, w = os.pipe()
+os.close(r)  # the reader is gone before the program writes
+env = dict(os.environ, LD_PRELOAD=lib, MEMPLAN_MODE="replay", MEMPLAN_PLAN=plan)
+with open(out, "wb") as f:
+    code = subprocess.run(["sort", "-n", data], stdout=f, stderr=w, env=env).returncode
+sys.exit(f"sort ended with {code} (negative: killed by that signal)" if code else 0)
+PY
+  fail "closed-stderr: the plan's error line harmed the program"
+cmp -s "$WORK/expected.out" "$WORK/pipe.out" || fail "closed-stderr: output changed"
+echo "closed-stderr: the program ran on"
 echo "bad input: ok"

@@ -92,6 +92,26 @@ cmp -s "$WORK/out" "$WORK/family.plain" || fail "replay changed the command's st
 status 0 "$MEMPLAN" replay -q -p "$WORK/family.plan" -- "$PROGRAMS/family" 2
 [ ! -s "$WORK/err" ] || fail "replay --quiet printed on stderr: $(cat "$WORK/err")"
 
+# With its stderr a pipe whose reader is gone (`2>&1 | head -1`), memplan's
+# own lines fail to be written instead of killing it: the command's status
+# still comes through, and record, which says it waits for a job the command
+# left running, goes on to finish the plan (its symbols stored).
+closed_stderr() {
+  python3 -S -c '
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+print(subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=w).returncode)' "$@"
+}
+[ "$(closed_stderr "$MEMPLAN" replay -p "$WORK/family.plan" -- "$PROGRAMS/family" 2)" = 0 ] ||
+  fail "replay with a closed stderr did not pass the command's status on"
+[ "$(closed_stderr "$MEMPLAN" record -w 5 -o "$WORK/left.plan" -- \
+  sh -c "sleep 1 >/dev/null 2>&1 & $PROGRAMS/family 2 >/dev/null")" = 0 ] ||
+  fail "record with a closed stderr did not pass the command's status on"
+status 0 "$MEMPLAN" show "$WORK/left.plan"
+grep -q "symbols: *stored in the plan" "$WORK/out" ||
+  fail "record with a closed stderr did not finish the plan: $(cat "$WORK/out")"
+
 # A statically linked command (Debian's ldconfig, found through PATH): the
 # preload library never runs in it. record and replay say why, in one line,
 # and pass its status through.
