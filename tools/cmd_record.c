@@ -67,7 +67,8 @@ static int usage(const char *why)
 		"image of its own), and writes their plans to PLAN; once CMD has ended,\n"
 		"re-plans them for the smallest arena and stores the symbols of the plan's\n"
 		"call sites in it, so that it stays readable after the binaries change.\n"
-		"CMD's output is left untouched. Exits with CMD's status.\n"
+		"CMD's output is left untouched. Exits with CMD's status; if no plan was\n"
+		"written, it says why, and that a plan already there is kept as it was.\n"
 		"\n"
 		"options:\n"
 		"  -o, --output PLAN      the plan file to write (required); a plan already\n"
@@ -118,6 +119,12 @@ static void note_outcome(const struct stats_line *line, void *ctx)
 			fputc('\n', stderr);
 		}
 	}
+}
+
+/* For a message that no plan was written: what the file at path is now. */
+static const char *left_as_it_was(const char *path)
+{
+	return access(path, F_OK) == 0 ? "; the plan already there is left as it was" : "";
 }
 
 /* Re-plans the images of the plan at path, if it is still the recording id's,
@@ -342,17 +349,17 @@ int cmd_record(int argc, char **argv)
 	else if (seen.refused)
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan: the command ran in a sandbox "
-			"(seccomp) that does not let it write files\n",
-			output);
+			"(seccomp) that does not let it write files%s\n",
+			output, left_as_it_was(plan));
 	else if (kind == COMMAND_EXE_STATIC)
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan: %s is statically linked, so "
-			"the preload library cannot see its allocations\n",
-			output, argv[optind]);
+			"the preload library cannot see its allocations%s\n",
+			output, argv[optind], left_as_it_was(plan));
 	else
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan (did the command allocate, "
-			"or was it killed?)\n",
-			output);
+			"or was it killed?)%s\n",
+			output, left_as_it_was(plan));
 	return status;
 }

@@ -119,6 +119,14 @@ status 0 env PATH="/usr/sbin:/sbin:$PATH" "$MEMPLAN" record -o "$WORK/static.pla
 grep -q "^memplan: $WORK/static.plan: no process wrote a plan: ldconfig is statically linked" \
   "$WORK/err" || fail "record of a static command: $(cat "$WORK/err")"
 [ ! -e "$WORK/static.plan" ] || fail "a static command left a plan"
+# A plan already there is kept, and record says so, lest it be taken for this
+# recording's; the status is still the command's.
+cp "$WORK/family.plan" "$WORK/kept.plan"
+status 0 "$MEMPLAN" record -o "$WORK/kept.plan" -- /sbin/ldconfig -p
+grep -q "statically linked.*; the plan already there is left as it was$" "$WORK/err" ||
+  fail "record over an old plan, writing none: $(cat "$WORK/err")"
+cmp -s "$WORK/family.plan" "$WORK/kept.plan" || fail "record that wrote no plan changed the old one"
+status 64 "$MEMPLAN" record -o "$WORK/kept.plan" -- /sbin/ldconfig --no-such-option
 status 0 "$MEMPLAN" replay -p "$WORK/family.plan" -- /sbin/ldconfig -p
 [ "$(grep -c "^memplan: /sbin/ldconfig is statically linked" "$WORK/err")" = 1 ] ||
   fail "replay of a static command: $(cat "$WORK/err")"
