@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "temp_names.h"
 #include "text_safe.h"
 
 /* An image as pairing sees it. */
@@ -54,73 +55,15 @@ void image_match_label(const struct plan_image *im, char *out, size_t cap)
 	}
 }
 
-static bool is_name_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_';
-}
-
-/* The length of the temporary directory prefix ("/tmp/", tmpdir) at s, or 0. */
-static size_t temp_prefix(const char *s, const char *tmpdir)
-{
-	static const char *const dirs[] = {"/tmp/", "/var/tmp/", "/dev/shm/"};
-
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (!strncmp(s, dirs[i], strlen(dirs[i])))
-			return strlen(dirs[i]);
-	if (tmpdir && tmpdir[0] == '/') {
-		size_t n = strlen(tmpdir);
-		while (n > 1 && tmpdir[n - 1] == '/')
-			n--;
-		if (n > 1 && !strncmp(s, tmpdir, n) && s[n] == '/')
-			return n + 1;
-	}
-	return 0;
-}
-
-/* Whether a path may start at arg[i]: at the start, after '=', ',' or ':'
- * (--output=/tmp/x), or after an option's name (-MF/tmp/x). */
-static bool path_may_start(const char *arg, size_t i)
-{
-	if (i == 0 || strchr("=,:", arg[i - 1]))
-		return true;
-	return arg[0] == '-' && !memchr(arg, '/', i);
-}
-
 void image_match_normalize(const char *arg, char *out, size_t cap)
 {
-	const char *tmpdir = getenv("TMPDIR");
-	size_t o = 0, i = 0;
-	bool in_temp = false;
+	struct temp_names_reader r;
+	size_t o = 0;
+	int c;
 
-	while (arg[i] && o + 1 < cap) {
-		size_t prefix =
-		    in_temp || !path_may_start(arg, i) ? 0 : temp_prefix(arg + i, tmpdir);
-		if (prefix) {
-			in_temp = true;
-			size_t n = prefix < cap - 1 - o ? prefix : cap - 1 - o;
-			memcpy(out + o, arg + i, n);
-			o += n;
-			i += prefix;
-			continue;
-		}
-		if (in_temp && strchr(",:= ", arg[i]))
-			in_temp = false; /* the path ends */
-		size_t run = 0;
-		while (in_temp && is_name_char(arg[i + run]))
-			run++;
-		if (run >= 6) {
-			out[o++] = '*';
-			i += run;
-		} else if (run) {
-			size_t n = run < cap - 1 - o ? run : cap - 1 - o;
-			memcpy(out + o, arg + i, n);
-			o += n;
-			i += run;
-		} else {
-			out[o++] = arg[i++];
-		}
-	}
+	temp_names_begin(&r, arg, strlen(arg), getenv("TMPDIR"));
+	while (o + 1 < cap && (c = temp_names_next(&r)) >= 0)
+		out[o++] = (char)c;
 	out[o] = '\0';
 }
 

@@ -1,11 +1,8 @@
 /* Pairing the process images of two plans, for comparing them (memplan diff and
  * check). An image is known by its executable's file name (not its build-id,
  * which a rebuild changes, nor its directory) and its arguments, argv[0] by its
- * file name, with temporary file names normalised: in an argument, a path under
- * /tmp, /var/tmp, /dev/shm or $TMPDIR has each run of six or more letters,
- * digits and underscores replaced by '*' (mkstemp's XXXXXX, gcc's /tmp/ccXXXXXX.s
- * and .o, Python's tmpXXXXXXXX), so that gcc's cc1 and as images of two
- * recordings of one `gcc -c` match. A forked child also needs the same fork
+ * file name, with the names of temporary files seen through (temp_names.h), so
+ * that gcc's cc1 and as images of two recordings of one `gcc -c` match. A forked child also needs the same fork
  * ordinal. Images that match nothing so are paired, as replay pairs them, with
  * an image of the same executable whose arguments differ in the fewest places
  * (argv[0] aside), the first of equals. */
@@ -40,5 +37,5 @@ const char *image_match_exe_name(const struct plan_image *image);
 void image_match_label(const struct plan_image *image, char *out, size_t cap);
 
 /* Writes arg into out (at most cap bytes, NUL-terminated) with the names of
- * temporary files normalised, as described above. */
+ * temporary files normalised (temp_names.h, $TMPDIR from the environment). */
 void image_match_normalize(const char *arg, char *out, size_t cap);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "hash64.h"
+#include "temp_names.h"
 
 /* The key hashes argv[0] by its file name only: `sqlite3`, `/usr/bin/sqlite3` and
  * `./sqlite3` run the same executable (exe_key says which), while a multi-call
@@ -91,7 +92,8 @@ static const char *next_arg(const char **at, const char *end, size_t *len)
 	return arg;
 }
 
-uint32_t image_args_distance(const char *a, uint32_t a_bytes, const char *b, uint32_t b_bytes)
+uint32_t image_args_distance(const char *a, uint32_t a_bytes, const char *b, uint32_t b_bytes,
+			     const char *tmpdir)
 {
 	const char *pa = a, *ea = a + a_bytes, *pb = b, *eb = b + b_bytes;
 	uint32_t d = 0;
@@ -107,7 +109,7 @@ uint32_t image_args_distance(const char *a, uint32_t a_bytes, const char *b, uin
 		size_t la = 0, lb = 0;
 		const char *x = pa < ea ? next_arg(&pa, ea, &la) : NULL;
 		const char *y = pb < eb ? next_arg(&pb, eb, &lb) : NULL;
-		if (!x || !y || la != lb || memcmp(x, y, la) != 0)
+		if (!x || !y || !temp_names_same(x, la, y, lb, tmpdir))
 			d++;
 	}
 	return d;

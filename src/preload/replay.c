@@ -431,8 +431,9 @@ static bool read_image_args(uint32_t i, char *args, uint32_t *args_bytes)
  * match; else, of the images of this executable (forked without exec if this
  * process was, and then the same fork of its parent), the one whose arguments
  * are nearest this process's (image_args_distance; the first of equals).
- * Returns how it was found: MATCH_NONE if no image is of this executable, or if
- * one could not be read (*unreadable, said). Only the images of this
+ * Returns how it was found (MATCH_EXACT also for arguments that differ only in
+ * the names of temporary files): MATCH_NONE if no image is of this
+ * executable, or if one could not be read (*unreadable, said). Only the images of this
  * executable are read, and only the arguments of those it passes over, one
  * read each (their keys say where), into one buffer: read where they lie in
  * the plan's, the 120 of a shell loop's `head -n N` touched 230 pages of it. */
@@ -457,6 +458,7 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 	 * on the stack: this runs at start-up and in a forked child, each with
 	 * one thread, and the thread that forks may have a small stack. */
 	static char args[IMAGE_ARGS_MAX] BIG_BSS;
+	const char *tmpdir = getenv("TMPDIR");
 	uint32_t args_bytes;
 	for (uint32_t i = 0; i < h->image_count && how != MATCH_EXACT; i++) {
 		const struct image_key *key = &image_keys[i];
@@ -469,11 +471,13 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 			*unreadable = true;
 			return MATCH_NONE;
 		}
-		uint32_t d = image_args_distance(args, args_bytes, id->args, id->args_bytes);
+		uint32_t d = image_args_distance(args, args_bytes, id->args, id->args_bytes, tmpdir);
 		if (d < best_distance) {
 			best_distance = d;
 			best = i;
 		}
+		if (!d) /* the same run but for its temporary files' names (gcc's cc1) */
+			how = MATCH_EXACT;
 	}
 	if (best == UINT32_MAX)
 		return MATCH_NONE;

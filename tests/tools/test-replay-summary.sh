@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What memplan replay says when the command has ended, and --strict: gcc, whose
 # cc1 and as are recorded on other arguments and temporary names, has them
-# named in the one summary line; --strict --min-hit-rate 90 fails a plan of
+# named in the one summary line, and its rerun, whose temporary names alone
+# differ, none; --strict --min-hit-rate 90 fails a plan of
 # other programs and passes an exact rerun; the verdict follows the share in
 # the statistics; the command's output and own failure status are kept.
 . "$(dirname "$0")/lib.sh"
@@ -23,6 +24,23 @@ status 0 "$MEMPLAN" replay -p gcc.plan -- gcc -O2 -c hello.c
 grep -Eq '^memplan replay: [0-9.]+% of [0-9,]+ allocations served from the arena by [0-9]+ process images .*; for other arguments: (.*, )?cc1 [0-9.]+%' err ||
   fail "gcc: the summary does not name cc1's plan for other arguments: $(cat err)"
 echo "gcc: $(cat err)"
+# The same gcc command again: cc1 and as get other temporary files
+# (/tmp/ccXXXXXX.s), and every image is still its own, exactly.
+rm -f hello.o
+status 0 "$MEMPLAN" record -o gcc-same.plan -- gcc -O2 -c hello.c
+rm -f hello.o
+status 0 "$MEMPLAN" replay -p gcc-same.plan --stats gcc-same.jsonl -- gcc -O2 -c hello.c
+[ -s hello.o ] || fail "gcc's rerun under replay wrote no hello.o"
+grep -q "for other arguments" err && fail "gcc's rerun: served for other arguments: $(cat err)"
+python3 -S - gcc-same.jsonl <<'PY' || fail "gcc's rerun: an image was not matched exactly"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+names = sorted(l["exe"].rsplit("/", 1)[-1] for l in lines)
+assert any(n == "cc1" for n in names) and any(n.endswith("as") for n in names), names
+wrong = [(l["exe"], l["match"]) for l in lines if l["match"] != "exact"]
+assert not wrong, wrong
+PY
+echo "gcc's rerun: $(cat err)"
 
 # Exact rerun: passes --strict --min-hit-rate 90.
 status 0 "$MEMPLAN" record -o sort.plan -- sort -n in.txt
