@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "stats_lines.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,11 +56,17 @@ int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *fro
 	} else {
 		const char *dir = getenv("TMPDIR");
 		int fd = -1;
-		if ((size_t)snprintf(path, cap, "%s/memplan-stats.XXXXXX",
-				     dir && *dir ? dir : "/tmp") < cap)
+		dir = dir && *dir ? dir : "/tmp";
+		errno = ENAMETOOLONG;
+		if ((size_t)snprintf(path, cap, "%s/memplan-stats.XXXXXX", dir) < cap)
 			fd = mkstemp(path);
-		if (fd < 0)
+		if (fd < 0) {
+			fprintf(stderr,
+				"memplan: %s: cannot make a file for the processes' statistics: "
+				"%s (TMPDIR names the directory)\n",
+				dir, strerror(errno));
 			return -1;
+		}
 		close(fd);
 		*temporary = true;
 	}

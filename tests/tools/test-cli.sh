@@ -112,6 +112,14 @@ status 0 "$MEMPLAN" show "$WORK/left.plan"
 grep -q "symbols: *stored in the plan" "$WORK/out" ||
   fail "record with a closed stderr did not finish the plan: $(cat "$WORK/out")"
 
+# No summary without statistics to read back: when no temporary file can be
+# made for them, one line says why.
+status 0 env TMPDIR="$WORK/nonexistent" "$MEMPLAN" replay -p "$WORK/family.plan" -- "$PROGRAMS/family" 2
+cmp -s "$WORK/out" "$WORK/family.plain" || fail "replay without statistics changed the output"
+[ "$(grep -c . "$WORK/err")" = 1 ] &&
+  grep -q "^memplan: $WORK/nonexistent: cannot make a file for the processes' statistics: No such file" "$WORK/err" ||
+  fail "replay without a temporary directory: $(cat "$WORK/err")"
+
 # A statically linked command (Debian's ldconfig, found through PATH): the
 # preload library never runs in it. record and replay say why, in one line,
 # and pass its status through.
