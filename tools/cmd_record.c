@@ -351,6 +351,11 @@ int cmd_record(int argc, char **argv)
 			"memplan: %s: no process wrote a plan: the command ran in a sandbox "
 			"(seccomp) that does not let it write files%s\n",
 			output, left_as_it_was(plan));
+	else if (kind == COMMAND_EXE_SETID)
+		fprintf(stderr,
+			"memplan: %s: no process wrote a plan: %s is set-user-ID or "
+			"set-group-ID, and the loader ignores LD_PRELOAD for it%s\n",
+			output, argv[optind], left_as_it_was(plan));
 	else if (kind == COMMAND_EXE_STATIC)
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan: %s is statically linked, so "

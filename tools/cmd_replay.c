@@ -347,15 +347,19 @@ int cmd_replay(int argc, char **argv)
 			strict_failure(&o, "a command built with a sanitizer cannot be served");
 			status = 1;
 		}
-	} else if (kind == COMMAND_EXE_STATIC) {
+	} else if (kind == COMMAND_EXE_STATIC || kind == COMMAND_EXE_SETID) {
 		/* It writes no statistics either: there is nothing to sum up. */
+		const bool setid = kind == COMMAND_EXE_SETID;
 		fprintf(stderr,
-			"memplan: %s is statically linked: the preload library cannot serve "
-			"its allocations; running on its own allocator\n",
-			argv[optind]);
+			"memplan: %s is %s: the preload library cannot serve its allocations; "
+			"running on its own allocator\n",
+			argv[optind],
+			setid ? "set-user-ID or set-group-ID (the loader ignores LD_PRELOAD)"
+			      : "statically linked");
 		status = launch_run(argv + optind);
 		if (o.strict && status == 0) {
-			strict_failure(&o, "a statically linked command cannot be served");
+			strict_failure(&o, setid ? "a set-user-ID command cannot be served"
+						 : "a statically linked command cannot be served");
 			status = 1;
 		}
 	} else {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "file_io.h"
@@ -74,6 +75,18 @@ static bool needs_sanitizer(int fd, const Elf64_Phdr *ph, unsigned count, off_t 
 	return false;
 }
 
+/* Whether exec of the file st describes changes the process's credentials, so
+ * that the kernel marks it secure (AT_SECURE) and the loader drops
+ * LD_PRELOAD's paths. A file system mounted nosuid ignores the bits. */
+static bool runs_as_another(const char *path, const struct stat *st)
+{
+	struct statvfs fs;
+	bool uid = (st->st_mode & S_ISUID) && st->st_uid != getuid();
+	bool gid = (st->st_mode & S_ISGID) && (st->st_mode & S_IXGRP) && st->st_gid != getgid();
+
+	return (uid || gid) && !(statvfs(path, &fs) == 0 && (fs.f_flag & ST_NOSUID));
+}
+
 static enum command_exe exe_file_kind(const char *path, char *runtime, size_t cap)
 {
 	enum command_exe kind = COMMAND_EXE_DYNAMIC;
@@ -86,6 +99,10 @@ static enum command_exe exe_file_kind(const char *path, char *runtime, size_t ca
 
 	if (fd < 0)
 		return kind;
+	if (runs_as_another(path, &st)) {
+		close(fd);
+		return COMMAND_EXE_SETID;
+	}
 	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
 	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
 	    (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) &&

@@ -3,7 +3,8 @@
  * cannot see its allocations. One built with a sanitizer that has an allocator
  * of its own (AddressSanitizer, ThreadSanitizer, LeakSanitizer...) must keep
  * it: AddressSanitizer refuses to start after any preloaded library, and the
- * others would no longer see the blocks memplan served. memplan record and
+ * others would no longer see the blocks memplan served. A set-user-ID program
+ * (mount, su) gets no preloaded library at all. memplan record and
  * replay say so instead of leaving the user with a missing plan, a sanitizer's
  * message or a sanitizer that checks nothing. */
 #pragma once
@@ -14,6 +15,9 @@ enum command_exe {
 	COMMAND_EXE_DYNAMIC, /* or anything else: a script, a command not found */
 	COMMAND_EXE_STATIC,
 	COMMAND_EXE_SANITIZED,
+	/* Set-user-ID or set-group-ID to another user or group than memplan's:
+	 * the loader runs it in secure mode, which ignores LD_PRELOAD. */
+	COMMAND_EXE_SETID,
 };
 
 /* What cmd is, looked up in PATH as execvp does (as is if it holds a '/'). For

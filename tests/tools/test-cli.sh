@@ -139,6 +139,22 @@ status 0 "$MEMPLAN" replay -p "$WORK/family.plan" -- /sbin/ldconfig -p
 [ "$(grep -c "^memplan: /sbin/ldconfig is statically linked" "$WORK/err")" = 1 ] ||
   fail "replay of a static command: $(cat "$WORK/err")"
 
+# A program set-user-ID to another user (root runs one owned by nobody) runs
+# in the loader's secure mode, which ignores LD_PRELOAD: said as for a static
+# one. Only as root, and where the file system honours the bit.
+if [ "$(id -u)" = 0 ] && ! findmnt -no OPTIONS -T "$WORK" | grep -qw nosuid; then
+  cp "$PROGRAMS/family" "$WORK/setuid-family"
+  chown nobody "$WORK/setuid-family"
+  chmod u+s "$WORK/setuid-family"
+  status 0 "$MEMPLAN" record -o "$WORK/setuid.plan" -- "$WORK/setuid-family" 2
+  grep -q "no process wrote a plan: .*setuid-family is set-user-ID or set-group-ID, and the loader ignores LD_PRELOAD" \
+    "$WORK/err" || fail "record of a set-user-ID command: $(cat "$WORK/err")"
+  status 0 "$MEMPLAN" replay -p "$WORK/family.plan" -- "$WORK/setuid-family" 2
+  cmp -s "$WORK/out" "$WORK/family.plain" || fail "replay changed a set-user-ID command's stdout"
+  [ "$(grep -c "setuid-family is set-user-ID or set-group-ID (the loader ignores LD_PRELOAD)" "$WORK/err")" = 1 ] ||
+    fail "replay of a set-user-ID command: $(cat "$WORK/err")"
+fi
+
 # The stats line and show --json carry the contract keys.
 python3 -S - "$WORK/s.jsonl" <<'PY'
 import json, sys
