@@ -410,9 +410,12 @@ static int check_hit_rate(struct report *rep, const struct limits *lim, const vo
 	struct stat st;
 	int status = 0;
 
-	if (stat(lim->stats, &st) != 0 || !S_ISREG(st.st_mode)) {
-		fprintf(stderr, "memplan: %s: %s\n", lim->stats,
-			S_ISREG(st.st_mode) ? strerror(errno) : "not a regular file");
+	if (stat(lim->stats, &st) != 0) {
+		fprintf(stderr, "memplan: %s: %s\n", lim->stats, strerror(errno));
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "memplan: %s: not a regular file\n", lim->stats);
 		return 1;
 	}
 	if (stats_lines_read(lim->stats, 0, add_line, &t) < 0) {

@@ -165,6 +165,13 @@ printf '{"exe":"a\\' >>"$WORK/hostile.stats" # the file's last line, no newline
 status 1 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate 99 --stats "$WORK/hostile.stats"
 [ "$(cat "$WORK/err")" = "memplan: $WORK/hostile.stats: no replay statistics with allocations in it" ] ||
   fail "check of hostile statistics: $(cat "$WORK/err")"
+# A statistics file that is not there is named with errno's reason.
+status 1 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate 99 --stats "$WORK/nonexist.stats"
+[ "$(cat "$WORK/err")" = "memplan: $WORK/nonexist.stats: No such file or directory" ] ||
+  fail "check of missing statistics: $(cat "$WORK/err")"
+status 1 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate 99 --stats "$WORK"
+[ "$(cat "$WORK/err")" = "memplan: $WORK: not a regular file" ] ||
+  fail "check of a directory as statistics: $(cat "$WORK/err")"
 
 # The gate script of docs/ci.md: fails on v2, passes a rebuild, starts without
 # a baseline.
