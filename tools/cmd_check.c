@@ -30,12 +30,14 @@
 #include "plan_file.h"
 #include "plan_summary.h"
 #include "stats_lines.h"
+#include "text_safe.h"
 
 /* The sites a violation names. */
 #define NAMED_SITES 3
 
 struct limits {
 	const char *baseline, *stats;
+	char *baseline_name, *stats_name; /* escaped, for text (text_safe.h) */
 	double max_growth_pct, min_hit_rate_pct;
 	uint64_t max_peak_bytes, max_allocs;
 	bool growth, peak, allocs, hit_rate;
@@ -411,15 +413,15 @@ static int check_hit_rate(struct report *rep, const struct limits *lim, const vo
 	int status = 0;
 
 	if (stat(lim->stats, &st) != 0) {
-		fprintf(stderr, "memplan: %s: %s\n", lim->stats, strerror(errno));
+		fprintf(stderr, "memplan: %s: %s\n", lim->stats_name, strerror(errno));
 		return 1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "memplan: %s: not a regular file\n", lim->stats);
+		fprintf(stderr, "memplan: %s: not a regular file\n", lim->stats_name);
 		return 1;
 	}
 	if (stats_lines_read(lim->stats, 0, add_line, &t) < 0) {
-		fprintf(stderr, "memplan: %s: cannot read it\n", lim->stats);
+		fprintf(stderr, "memplan: %s: cannot read it\n", lim->stats_name);
 		status = 1;
 		goto out;
 	}
@@ -429,7 +431,7 @@ static int check_hit_rate(struct report *rep, const struct limits *lim, const vo
 	}
 	if (!t.lines || !t.allocs) {
 		fprintf(stderr, "memplan: %s: no replay statistics with allocations in it\n",
-			lim->stats);
+			lim->stats_name);
 		status = 1;
 		goto out;
 	}
@@ -468,20 +470,22 @@ out:
 	return status;
 }
 
-/* Maps the plan at path, or says why not. */
-static int map_plan(const char *path, const void **buf, size_t *len)
+/* Maps the plan at path, or says why not, naming it name. */
+static int map_plan(const char *path, const char *name, const void **buf, size_t *len)
 {
 	char why[256];
 
 	if (plan_file_map(path, buf, len, why, sizeof(why)) == 0)
 		return 0;
-	fprintf(stderr, "memplan: %s: %s\n", path, why);
+	fprintf(stderr, "memplan: %s: %s\n", name, why);
 	*buf = NULL;
 	return -1;
 }
 
-/* Checks every image of the plan at path against lim. Returns the exit status. */
-static int check_plan(const char *path, const struct limits *lim, struct report *rep)
+/* Checks every image of the plan at path (name: escaped, for text) against
+ * lim. Returns the exit status. */
+static int check_plan(const char *path, const char *name, const struct limits *lim,
+		      struct report *rep)
 {
 	const void *plan = NULL, *base = NULL;
 	size_t plan_len = 0, base_len = 0, fresh = 0;
@@ -489,8 +493,8 @@ static int check_plan(const char *path, const struct limits *lim, struct report 
 	struct symbolizer *sym = symbolizer_new();
 	int status = 1, n;
 
-	if (!sym || map_plan(path, &plan, &plan_len) < 0 ||
-	    (lim->baseline && map_plan(lim->baseline, &base, &base_len) < 0))
+	if (!sym || map_plan(path, name, &plan, &plan_len) < 0 ||
+	    (lim->baseline && map_plan(lim->baseline, lim->baseline_name, &base, &base_len) < 0))
 		goto out;
 	if (base && plan_compare(base, plan, sym, &cmp) < 0)
 		goto oom;
@@ -498,7 +502,7 @@ static int check_plan(const char *path, const struct limits *lim, struct report 
 		fprintf(stderr,
 			"memplan: %s: shares no process image with %s (plans of other "
 			"programs?)\n",
-			path, lim->baseline);
+			name, lim->baseline_name);
 		goto out;
 	}
 	if (base) {
@@ -524,7 +528,7 @@ static int check_plan(const char *path, const struct limits *lim, struct report 
 		goto out;
 	}
 	if (!rep->json && !rep->count)
-		printf("OK %s: within every limit (%u process image%s checked%s)\n", path,
+		printf("OK %s: within every limit (%u process image%s checked%s)\n", name,
 		       plan_file_header(plan)->image_count,
 		       plan_file_header(plan)->image_count == 1 ? "" : "s",
 		       fresh ? "; some new since the baseline, whose growth is not measured" : "");
@@ -622,7 +626,18 @@ int cmd_check(int argc, char **argv)
 		fprintf(stderr, "memplan: out of memory\n");
 		return 1;
 	}
-	int status = check_plan(argv[optind], &lim, &rep);
+	/* Control characters of the paths are escaped in text, as a plan's own. */
+	char *name = text_safe_dup(argv[optind]);
+	lim.baseline_name = lim.baseline ? text_safe_dup(lim.baseline) : NULL;
+	lim.stats_name = lim.stats ? text_safe_dup(lim.stats) : NULL;
+	int status = 1;
+	if (!name || (lim.baseline && !lim.baseline_name) || (lim.stats && !lim.stats_name))
+		fprintf(stderr, "memplan: out of memory\n");
+	else
+		status = check_plan(argv[optind], name, &lim, &rep);
+	free(name);
+	free(lim.baseline_name);
+	free(lim.stats_name);
 	if (rep.violations)
 		fclose(rep.violations);
 	free(rep.violations_text);

@@ -167,8 +167,9 @@ static void print_sites(FILE *out, enum format format, const struct image_change
 			format == MARKDOWN ? "\n" : "");
 }
 
-static void print_report(FILE *out, enum format format, const char *base_path,
-			 const char *head_path, const struct plan_comparison *cmp, uint32_t top)
+/* base_name, head_name: the plans' paths, escaped. */
+static void print_report(FILE *out, enum format format, const char *base_name,
+			 const char *head_name, const struct plan_comparison *cmp, uint32_t top)
 {
 	size_t fresh = 0, gone = 0, unchanged = 0;
 	char label[512];
@@ -178,9 +179,9 @@ static void print_report(FILE *out, enum format format, const char *base_path,
 		gone += cmp->images[i].pair.head < 0;
 	}
 	if (format == MARKDOWN)
-		fprintf(out, "### memplan diff: `%s` → `%s`\n\n", base_path, head_path);
+		fprintf(out, "### memplan diff: `%s` → `%s`\n\n", base_name, head_name);
 	else
-		fprintf(out, "memplan diff: %s -> %s\n", base_path, head_path);
+		fprintf(out, "memplan diff: %s -> %s\n", base_name, head_name);
 	fprintf(out, "%zu process image%s paired, %zu new, %zu gone.\n\n", cmp->paired,
 		cmp->paired == 1 ? "" : "s", fresh, gone);
 	if (format == TEXT)
@@ -316,7 +317,7 @@ int cmd_diff(int argc, char **argv)
 	uint32_t top = 10;
 	const void *buf[2] = {NULL, NULL};
 	size_t len[2] = {0, 0};
-	char why[256];
+	char why[256], *names[2] = {NULL, NULL};
 	int c, status = 1;
 
 	optind = 1;
@@ -341,9 +342,16 @@ int cmd_diff(int argc, char **argv)
 	if (optind + 2 != argc)
 		return usage("two plans are needed: BASE and HEAD");
 	const char *paths[2] = {argv[optind], argv[optind + 1]};
+	/* Control characters of the paths are escaped in text, as a plan's own. */
+	for (int i = 0; i < 2; i++) {
+		if (!(names[i] = text_safe_dup(paths[i]))) {
+			fprintf(stderr, "memplan: out of memory\n");
+			goto out;
+		}
+	}
 	for (int i = 0; i < 2; i++) {
 		if (plan_file_map(paths[i], &buf[i], &len[i], why, sizeof(why)) < 0) {
-			fprintf(stderr, "memplan: %s: %s\n", paths[i], why);
+			fprintf(stderr, "memplan: %s: %s\n", names[i], why);
 			goto out;
 		}
 	}
@@ -359,12 +367,12 @@ int cmd_diff(int argc, char **argv)
 		fprintf(stderr,
 			"memplan: %s: shares no process image with %s (plans of other "
 			"programs?)\n",
-			paths[1], paths[0]);
+			names[1], names[0]);
 	} else {
 		if (format == JSON)
 			print_json(stdout, paths[0], paths[1], &cmp, top);
 		else
-			print_report(stdout, format, paths[0], paths[1], &cmp, top);
+			print_report(stdout, format, names[0], names[1], &cmp, top);
 		status = fflush(stdout) == 0 ? 0 : 1;
 		if (status)
 			fprintf(stderr, "memplan: cannot write the output\n");
@@ -372,8 +380,10 @@ int cmd_diff(int argc, char **argv)
 	plan_comparison_free(&cmp);
 	symbolizer_free(sym);
 out:
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		if (buf[i])
 			plan_file_unmap((void *)buf[i], len[i]);
+		free(names[i]);
+	}
 	return status;
 }

@@ -37,6 +37,7 @@
 #include "output_target.h"
 #include "plan_replan.h"
 #include "planner.h"
+#include "text_safe.h"
 
 #define PLAN_DEFAULT_TIME_LIMIT_S 10.0
 
@@ -44,6 +45,9 @@ struct plan_args {
 	const char *csv_path;
 	const char *plan_path;
 	const char *out_path;
+	/* The input's path (csv_path or plan_path) and out_path, escaped for
+	 * messages (text_safe.h). */
+	char *in_name, *out_name;
 	double time_limit_s;
 	uint64_t capacity_bytes;
 	unsigned threads;
@@ -144,14 +148,14 @@ static int plan_file_main(const struct plan_args *a)
 		return 2;
 	}
 	if (plan_file_map(a->plan_path, &buf, &len, why, sizeof(why)) < 0) {
-		fprintf(stderr, "memplan: %s: %s\n", a->plan_path, why);
+		fprintf(stderr, "memplan: %s: %s\n", a->in_name, why);
 		return 1;
 	}
 	r = plan_replan_run(&replan, buf, &opt, &sum, why, sizeof(why));
 	if (display.shown)
 		fputs("\r\033[K", stderr);
 	if (r < 0) {
-		fprintf(stderr, "memplan: %s: %s\n", a->plan_path, why);
+		fprintf(stderr, "memplan: %s: %s\n", a->in_name, why);
 		goto out;
 	}
 	uint32_t n = plan_file_header(buf)->image_count;
@@ -166,7 +170,7 @@ static int plan_file_main(const struct plan_args *a)
 	}
 	r = plan_file_write(a->out_path, images, n, plan_file_header(buf)->record_id);
 	if (r < 0) {
-		fprintf(stderr, "memplan: %s: cannot write: %s\n", a->out_path, strerror(-r));
+		fprintf(stderr, "memplan: %s: cannot write: %s\n", a->out_name, strerror(-r));
 		goto out;
 	}
 	/* One line for the whole plan: a recording of a shell script has dozens of
@@ -176,7 +180,7 @@ static int plan_file_main(const struct plan_args *a)
 		"memplan: %s: %u process image%s, %" PRIu64 " allocations, arena %" PRIu64
 		" -> %" PRIu64 " bytes (%u image%s smaller), lower bound %" PRIu64
 		" (x%.4f), peak of the plan's blocks %" PRIu64 " (x%.4f), %.1f s\n",
-		a->plan_path, sum.images, sum.images == 1 ? "" : "s", sum.allocations,
+		a->in_name, sum.images, sum.images == 1 ? "" : "s", sum.allocations,
 		sum.arena_before_bytes, sum.arena_bytes, sum.improved, sum.improved == 1 ? "" : "s",
 		sum.lower_bound_bytes,
 		sum.lower_bound_bytes ? (double)sum.arena_bytes / (double)sum.lower_bound_bytes : 1.0,
@@ -203,7 +207,7 @@ static int plan_csv_main(const struct plan_args *a)
 
 	ret = csv_instance_read(a->csv_path, &inst, why, sizeof(why));
 	if (ret) {
-		fprintf(stderr, "memplan: %s: %s\n", a->csv_path, why);
+		fprintf(stderr, "memplan: %s: %s\n", a->in_name, why);
 		return 1;
 	}
 
@@ -218,19 +222,19 @@ static int plan_csv_main(const struct plan_args *a)
 	if (show_progress)
 		fputc('\n', stderr);
 	if (ret) {
-		fprintf(stderr, "memplan: %s: planning failed: %s\n", a->csv_path, strerror(-ret));
+		fprintf(stderr, "memplan: %s: planning failed: %s\n", a->in_name, strerror(-ret));
 		goto err_free;
 	}
 	ret = checker_validate(inst.blocks, inst.n, res.arena_bytes, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "memplan: %s: internal error, the plan is invalid: %s\n",
-			a->csv_path, ret == -EINVAL ? why : strerror(-ret));
+			a->in_name, ret == -EINVAL ? why : strerror(-ret));
 		goto err_free;
 	}
 
 	mem = open_memstream(&buf, &len);
 	if (!mem) {
-		fprintf(stderr, "memplan: %s: %s\n", a->csv_path, strerror(errno));
+		fprintf(stderr, "memplan: %s: %s\n", a->in_name, strerror(errno));
 		goto err_free;
 	}
 	ret = csv_instance_write(mem, &inst);
@@ -238,14 +242,14 @@ static int plan_csv_main(const struct plan_args *a)
 		ret = -EIO;
 	mem = NULL;
 	if (ret) {
-		fprintf(stderr, "memplan: %s: cannot format the output: %s\n", a->csv_path,
+		fprintf(stderr, "memplan: %s: cannot format the output: %s\n", a->in_name,
 			strerror(-ret));
 		goto err_free;
 	}
 	if (a->out_path) {
 		ret = atomic_file_write(a->out_path, buf, len);
 		if (ret) {
-			fprintf(stderr, "memplan: %s: %s\n", a->out_path, strerror(-ret));
+			fprintf(stderr, "memplan: %s: %s\n", a->out_name, strerror(-ret));
 			goto err_free;
 		}
 	} else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout)) {
@@ -256,7 +260,7 @@ static int plan_csv_main(const struct plan_args *a)
 	fprintf(stderr,
 		"memplan: %s: %zu blocks, arena %" PRIu64 " bytes, lower bound %" PRIu64
 		" bytes, ratio %.4f, %.2f s%s\n",
-		a->csv_path, inst.n, res.arena_bytes, res.lower_bound_bytes,
+		a->in_name, inst.n, res.arena_bytes, res.lower_bound_bytes,
 		res.lower_bound_bytes ? (double)res.arena_bytes / (double)res.lower_bound_bytes
 				      : 1.0,
 		res.elapsed_s, res.proven_optimal ? " (optimal)" : "");
@@ -264,13 +268,52 @@ static int plan_csv_main(const struct plan_args *a)
 		fprintf(stderr,
 			"memplan: %s: no plan within capacity %" PRIu64
 			" bytes was found; wrote the best one\n",
-			a->csv_path, a->capacity_bytes);
+			a->in_name, a->capacity_bytes);
 	status = 0;
 
 err_free:
 	free(buf);
 	csv_instance_free(&inst);
 	return status;
+}
+
+/* Runs the form of the command the arguments a ask for. Returns the exit status. */
+static int plan_main(struct plan_args *a)
+{
+	/* A packing instance given where a plan goes would be read as a plan and
+	 * refused for its missing -o, or its format: say what was meant. */
+	size_t path_len = a->plan_path ? strlen(a->plan_path) : 0;
+	if (path_len >= 4 && !strcasecmp(a->plan_path + path_len - 4, ".csv")) {
+		fprintf(stderr,
+			"memplan: plan: %s: a packing instance is planned with --csv "
+			"(memplan plan --csv %s)\n",
+			a->in_name, a->in_name);
+		return 2;
+	}
+	static char out_target[PATH_MAX];
+	if (a->out_path) {
+		int r = output_target(a->out_path, out_target, sizeof(out_target));
+		if (r < 0) {
+			fprintf(stderr, "memplan: %s: %s\n", a->out_name, strerror(-r));
+			return 1;
+		}
+		a->out_path = out_target;
+		char *target = text_safe_dup(out_target);
+		if (!target) {
+			fprintf(stderr, "memplan: out of memory\n");
+			return 1;
+		}
+		free(a->out_name);
+		a->out_name = target;
+	}
+	if (a->plan_path)
+		return plan_file_main(a);
+	if (!a->csv_path) {
+		fprintf(stderr, "memplan: plan: --csv IN or a PLAN file is required\n");
+		plan_usage(stderr);
+		return 2;
+	}
+	return plan_csv_main(a);
 }
 
 int cmd_plan(int argc, char **argv)
@@ -335,31 +378,16 @@ int cmd_plan(int argc, char **argv)
 		plan_usage(stderr);
 		return 2;
 	}
-	/* A packing instance given where a plan goes would be read as a plan and
-	 * refused for its missing -o, or its format: say what was meant. */
-	size_t path_len = a.plan_path ? strlen(a.plan_path) : 0;
-	if (path_len >= 4 && !strcasecmp(a.plan_path + path_len - 4, ".csv")) {
-		fprintf(stderr,
-			"memplan: plan: %s: a packing instance is planned with --csv "
-			"(memplan plan --csv %s)\n",
-			a.plan_path, a.plan_path);
-		return 2;
-	}
-	static char out_target[PATH_MAX];
-	if (a.out_path) {
-		int r = output_target(a.out_path, out_target, sizeof(out_target));
-		if (r < 0) {
-			fprintf(stderr, "memplan: %s: %s\n", a.out_path, strerror(-r));
-			return 1;
-		}
-		a.out_path = out_target;
-	}
-	if (a.plan_path)
-		return plan_file_main(&a);
-	if (!a.csv_path) {
-		fprintf(stderr, "memplan: plan: --csv IN or a PLAN file is required\n");
-		plan_usage(stderr);
-		return 2;
-	}
-	return plan_csv_main(&a);
+	/* Control characters of the paths are escaped in messages, as a plan's own. */
+	const char *in = a.plan_path ? a.plan_path : a.csv_path;
+	a.in_name = text_safe_dup(in ? in : "");
+	a.out_name = text_safe_dup(a.out_path ? a.out_path : "");
+	int status = 1;
+	if (!a.in_name || !a.out_name)
+		fprintf(stderr, "memplan: out of memory\n");
+	else
+		status = plan_main(&a);
+	free(a.in_name);
+	free(a.out_name);
+	return status;
 }

@@ -294,8 +294,9 @@ struct show_options {
 };
 
 /* Prints the images in order (count of them; all the plan's images_total)
- * as text or JSON. Returns the exit status. */
-static int show_images(const char *path, const void *buf, uint32_t *order, uint32_t count,
+ * as text or JSON, of the plan at path (name: escaped, for text). Returns the
+ * exit status. */
+static int show_images(const char *path, const char *name, const void *buf, uint32_t *order, uint32_t count,
 		       const struct show_options *o, struct symbolizer *sym)
 {
 	const struct plan_file_header *h = plan_file_header(buf);
@@ -317,7 +318,7 @@ static int show_images(const char *path, const void *buf, uint32_t *order, uint3
 		       h->version, h->record_id, total.allocations, total.arena_bytes,
 		       total.lower_bound_bytes, total.requested_peak_bytes, sites);
 	} else {
-		printf("plan: %s (%u process image%s", path, count, count == 1 ? "" : "s");
+		printf("plan: %s (%u process image%s", name, count, count == 1 ? "" : "s");
 		if (count != h->image_count)
 			printf(" of %u", h->image_count);
 		printf("; totals: %s allocations, arena %s, lower bound %s, requested peak %s)\n",
@@ -340,7 +341,7 @@ static int show_images(const char *path, const void *buf, uint32_t *order, uint3
 		uint64_t t_peak, peak_bytes;
 		plan_file_image(buf, order[i], &im);
 		if (plan_summary_sites(&im, &sums, &t_peak, &peak_bytes) < 0) {
-			fprintf(stderr, "memplan: %s: out of memory\n", path);
+			fprintf(stderr, "memplan: %s: out of memory\n", name);
 			return 1;
 		}
 		if (o->json) {
@@ -371,7 +372,7 @@ int cmd_show(int argc, char **argv)
 	    {0},
 	};
 	struct show_options o = {.top = 10};
-	char why[256];
+	char why[256], *name = NULL;
 	const void *buf;
 	size_t len;
 	int c, status = 0;
@@ -419,8 +420,14 @@ int cmd_show(int argc, char **argv)
 	if (status)
 		goto out;
 	const char *path = argv[optind];
+	/* Control characters of the path are escaped in text, as a plan's own. */
+	if (!(name = text_safe_dup(path))) {
+		fprintf(stderr, "memplan: out of memory\n");
+		status = 1;
+		goto out;
+	}
 	if (plan_file_map(path, &buf, &len, why, sizeof(why)) < 0) {
-		fprintf(stderr, "memplan: %s: %s\n", path, why);
+		fprintf(stderr, "memplan: %s: %s\n", name, why);
 		status = 1;
 		goto out;
 	}
@@ -431,13 +438,13 @@ int cmd_show(int argc, char **argv)
 		fprintf(stderr, "memplan: out of memory\n");
 		status = 1;
 	} else if (!count && o.pattern_count) {
-		fprintf(stderr, "memplan: %s: no process image of an executable named %s%s\n", path,
+		fprintf(stderr, "memplan: %s: no process image of an executable named %s%s\n", name,
 			o.patterns[0], o.pattern_count > 1 ? " or the other names given" : "");
 		status = 1;
 	} else if (o.svg) {
-		status = plan_svg_show(stdout, path, buf, order, count, sym);
+		status = plan_svg_show(stdout, name, buf, order, count, sym);
 	} else {
-		status = show_images(path, buf, order, count, &o, sym);
+		status = show_images(path, name, buf, order, count, &o, sym);
 		if (!status && fflush(stdout) != 0) {
 			fprintf(stderr, "memplan: cannot write the output\n");
 			status = 1;
@@ -447,6 +454,7 @@ int cmd_show(int argc, char **argv)
 	symbolizer_free(sym);
 	plan_file_unmap((void *)buf, len);
 out:
+	free(name);
 	free(o.patterns);
 	return status;
 }

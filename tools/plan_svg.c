@@ -545,14 +545,14 @@ err_out:
 	return err;
 }
 
-int plan_svg_show(FILE *out, const char *path, const void *buf, const uint32_t *images,
+int plan_svg_show(FILE *out, const char *name, const void *buf, const uint32_t *images,
 		  uint32_t count, struct symbolizer *sym)
 {
 	struct plan_image im;
 	int err;
 
 	if (!count) {
-		fprintf(stderr, "memplan: %s: the plan holds no process image\n", path);
+		fprintf(stderr, "memplan: %s: the plan holds no process image\n", name);
 		return 1;
 	}
 	/* The image with the biggest arena: with a shell script or a pyenv shim
@@ -576,7 +576,7 @@ int plan_svg_show(FILE *out, const char *path, const void *buf, const uint32_t *
 	if (!err && fflush(out) != 0)
 		err = -EIO;
 	if (err) {
-		fprintf(stderr, "memplan: %s: %s\n", path,
+		fprintf(stderr, "memplan: %s: %s\n", name,
 			err == -ENOMEM ? "out of memory" : "cannot write the picture");
 		return 1;
 	}

@@ -24,8 +24,8 @@ struct symbolizer;
 int plan_svg_write(FILE *out, const struct plan_image *image, struct symbolizer *sym);
 
 /* For `memplan show --svg`: draws the process image with the biggest arena of
- * the count images given by index, of a validated plan buffer (loaded from
- * path), to out. Returns the command's exit status: 0, or 1 after one line on
- * stderr naming path. May allocate. */
-int plan_svg_show(FILE *out, const char *path, const void *buf, const uint32_t *images,
+ * the count images given by index, of a validated plan buffer, to out.
+ * Returns the command's exit status: 0, or 1 after one line on stderr naming
+ * the plan by name (its path, escaped: text_safe.h). May allocate. */
+int plan_svg_show(FILE *out, const char *name, const void *buf, const uint32_t *images,
 		  uint32_t count, struct symbolizer *sym);

@@ -2,6 +2,7 @@
 #include "text_safe.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The escape of the control character at text[0..left), into esc (5 bytes
@@ -70,4 +71,15 @@ void text_safe_fputs(const char *s, FILE *f)
 		t += n;
 		left -= n;
 	}
+}
+
+char *text_safe_dup(const char *s)
+{
+	size_t len = strlen(s), at = 0;
+	/* An escape is at most 4 bytes for each byte it stands for. */
+	char *out = malloc(4 * len + 1);
+
+	if (out)
+		text_safe_append(out, 4 * len + 1, &at, s, len, NULL);
+	return out;
 }

@@ -20,3 +20,7 @@ bool text_safe_append(char *out, size_t cap, size_t *at, const char *text, size_
 
 /* Writes the string s to f, escaped. */
 void text_safe_fputs(const char *s, FILE *f);
+
+/* A copy of the string s, escaped (malloc'ed; NULL if out of memory): for a
+ * path the user gave, printed in a report and in messages. */
+char *text_safe_dup(const char *s);

@@ -69,6 +69,26 @@ status 0 "$MEMPLAN" show "$WORK/odd.plan"
 grep -qF "image: $WORK/odd\n\x1b[2J/fam\x1bily (pid" "$WORK/out" || fail "show of an odd path: $(cat -A "$WORK/out")"
 grep -qF ' in fam\x1bily' "$WORK/out" || fail "show of an odd module: $(cat -A "$WORK/out")"
 ! grep -q $'\e' "$WORK/out" || fail "show wrote an escape character"
+# So is the plan's own path, in reports and in messages.
+odd_plan="$odd_dir/a"$'\t.plan'
+cp "$WORK/odd.plan" "$odd_plan"
+odd_name="$WORK/odd\n\x1b[2J/a\t.plan"
+status 0 "$MEMPLAN" show "$odd_plan"
+grep -qF "plan: $odd_name (1 process image" "$WORK/out" || fail "show of an odd plan path: $(cat -A "$WORK/out")"
+status 0 "$MEMPLAN" diff "$odd_plan" "$odd_plan"
+grep -qxF "memplan diff: $odd_name -> $odd_name" "$WORK/out" || fail "diff of an odd plan path: $(cat -A "$WORK/out")"
+status 0 "$MEMPLAN" check "$odd_plan" --baseline "$odd_plan" --max-growth 0
+grep -qF "OK $odd_name: within" "$WORK/out" || fail "check of an odd plan path: $(cat -A "$WORK/out")"
+status 0 "$MEMPLAN" plan "$odd_plan" -o "$odd_plan"
+grep -qF "memplan: $odd_name: 1 process image" "$WORK/err" || fail "plan of an odd plan path: $(cat -A "$WORK/err")"
+for cmd in "show" "diff $WORK/odd.plan" "check --max-peak 0" "plan -o $WORK/x.plan" "show --svg"; do
+  status 1 "$MEMPLAN" $cmd "$odd_plan.gone"
+  [ "$(cat "$WORK/err")" = "memplan: $odd_name.gone: No such file or directory" ] ||
+    fail "$cmd of a missing odd plan path: $(cat -A "$WORK/err")"
+done
+status 1 "$MEMPLAN" check "$odd_plan" --min-hit-rate 1 --stats "$odd_plan.gone"
+[ "$(cat "$WORK/err")" = "memplan: $odd_name.gone: No such file or directory" ] ||
+  fail "check of missing odd statistics: $(cat -A "$WORK/err")"
 # -o through a symbolic link (a chain, a relative one) writes the file it
 # names, as > does; the links stay links.
 mkdir "$WORK/plans"
