@@ -24,6 +24,7 @@
 #include "array_grow.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "image_label.h"
 #include "json_print.h"
 #include "missed_sites.h"
 #include "plan_compare.h"
@@ -288,7 +289,7 @@ static int check_image(struct report *rep, const struct limits *lim, const struc
 	char label[256], text[1024];
 	int n;
 
-	image_match_label(im, label, sizeof(label));
+	image_label(im, image_match_label, label, sizeof(label));
 	if (lim->growth && c) {
 		uint64_t base = c->base_figures.requested_peak_bytes;
 		double pct = plan_change_percent(base, f.requested_peak_bytes);

@@ -15,6 +15,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "image_label.h"
 #include "json_print.h"
 #include "plan_compare.h"
 #include "plan_file.h"
@@ -194,20 +195,24 @@ static void print_report(FILE *out, enum format format, const char *base_name,
 			unchanged++;
 			continue;
 		}
-		image_match_label(c->pair.head >= 0 ? &c->head : &c->base, label, sizeof(label));
+		const struct plan_image *im = c->pair.head >= 0 ? &c->head : &c->base;
 		const char *how = !paired		? (c->pair.base < 0 ? "new" : "gone")
 				  : c->pair.args_differ ? "paired by executable, arguments differ"
 							: "paired";
 		if (format == MARKDOWN) {
 			/* A backtick of the command's would end the code span, and
 			 * what follows it would be markup in the comment: left out,
-			 * as site names leave it (the label is escaped already). */
+			 * as site names leave it (the label is escaped already). The
+			 * mark of a forked child is no part of the command. */
 			char code[sizeof(label)];
 			size_t at = 0;
+			image_match_label(im, label, sizeof(label));
 			text_safe_append(code, sizeof(code), &at, label, strlen(label), "`");
-			fprintf(out, "#### `%s` (%s)\n\n", code, how);
-		} else
+			fprintf(out, "#### `%s`%s (%s)\n\n", code, image_label_mark(im), how);
+		} else {
+			image_label(im, image_match_label, label, sizeof(label));
 			fprintf(out, "\nimage %s (%s)\n", label, how);
+		}
 		print_figures(out, format, "figure", c->pair.base >= 0 ? &c->base_figures : NULL,
 			      c->pair.head >= 0 ? &c->head_figures : NULL);
 		print_sites(out, format, c, top);
@@ -282,6 +287,9 @@ static void print_json(FILE *out, const char *base_path, const char *head_path,
 		json_print_text(out, image_match_exe_name(im));
 		fprintf(out, ",\"args\":");
 		json_print_args(out, im);
+		/* Paired images have the same ordinal: pairing asks for it. */
+		if (im->record.flags & PLAN_IMAGE_FORKED)
+			fprintf(out, ",\"fork\":%u", im->record.fork_ordinal);
 		if (paired) {
 			fprintf(out, ",\"base_args\":");
 			json_print_args(out, &c->base);

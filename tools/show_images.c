@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "image_label.h"
 #include "image_match.h"
 #include "plan_summary.h"
 #include "size_text.h"
@@ -152,9 +153,7 @@ void show_images_table(FILE *out, const void *buf, const uint32_t *order, uint32
 		char peak[32], arena[32], allocs[32], command[COL_COMMAND + 1];
 		plan_file_image(buf, order[i], &im);
 		struct plan_figures f = plan_summary_figures(&im);
-		bool forked = im.record.flags & PLAN_IMAGE_FORKED;
-		/* " (forked)" takes the place of the command's last characters. */
-		command_text(&im, command, forked ? sizeof(command) - 9 : sizeof(command));
+		image_label(&im, command_text, command, sizeof(command));
 		if (exact) {
 			snprintf(peak, sizeof(peak), "%" PRIu64, f.requested_peak_bytes);
 			snprintf(arena, sizeof(arena), "%" PRIu64, f.arena_bytes);
@@ -162,9 +161,8 @@ void show_images_table(FILE *out, const void *buf, const uint32_t *order, uint32
 			size_text(peak, sizeof(peak), f.requested_peak_bytes, false);
 			size_text(arena, sizeof(arena), f.arena_bytes, false);
 		}
-		fprintf(out, "  %*s %*s %*s %s%s\n", COL_SIZE, peak, COL_SIZE, arena,
-			COL_COUNT, count_text(allocs, sizeof(allocs), f.allocations), command,
-			forked ? " (forked)" : "");
+		fprintf(out, "  %*s %*s %*s %s\n", COL_SIZE, peak, COL_SIZE, arena, COL_COUNT,
+			count_text(allocs, sizeof(allocs), f.allocations), command);
 	}
 	if (rows < count)
 		print_rest(out, buf, order, rows, count);

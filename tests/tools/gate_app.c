@@ -4,11 +4,15 @@
  *                own allocation, 128 more through its inlined helper
  *                session_buffer;
  *   -DMOVED      the same behaviour with a function added and the code below
- *                it moved down (every line number changes).
+ *                it moved down (every line number changes);
+ *   -DFORKED     the requests handled in a child forked without exec, as a
+ *                pre-forking server's.
  * Deterministic: the same allocations, in the same order, on every run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #ifdef MOVED
 /* Added in the "moved" build: never called with an argument that allocates. */
@@ -97,9 +101,23 @@ int main(void)
 	cache_create(64);
 	for (int i = 0; i < SESSIONS; i++)
 		sessions[i] = session_open(MOVED_CALL(i));
+#ifdef FORKED
+	pid_t pid = fork();
+	if (pid < 0)
+		abort();
+	if (pid > 0) {
+		waitpid(pid, NULL, 0);
+		goto done;
+	}
+#endif
 	for (int n = 0; n < REQUESTS; n++)
 		total += handle_request(n);
 	printf("%u\n", total);
+#ifdef FORKED
+	fflush(stdout);
+	_exit(0);
+done:
+#endif
 	for (int i = 0; i < SESSIONS; i++) {
 		free(sessions[i]->buffer);
 		free(sessions[i]);

@@ -31,9 +31,10 @@ build v1 -O2
 build v2 -O2 -DVERSION=2
 build moved -O2 -DMOVED
 build o1 -O1 -fno-inline
+build forked -O2 -DFORKED
 nm "$WORK/o1/gate_app" >"$WORK/o1/symbols" # not piped to grep -q: see test-deepbind
 grep -q ' session_buffer$' "$WORK/o1/symbols" || fail "-O1 -fno-inline inlined session_buffer"
-for v in v1 v2 moved o1; do record $v; done
+for v in v1 v2 moved o1 forked; do record $v; done
 
 # v2: 40 sessions live at the peak, each 16 bytes more in session_open's own
 # allocation and 128 more in session_buffer's, inlined into it.
@@ -68,6 +69,20 @@ grep -Fq '| `session_buffer` ← `session_open` ← `main` (gate_app) | 15360 | 
   "$WORK/out" || fail "diff --markdown: $(cat "$WORK/out")"
 grep -Fq '| requested peak | 15808 | 21568 | **+5760 (+36.44%)** |' "$WORK/out" ||
   fail "diff --markdown figures: $(cat "$WORK/out")"
+
+# A child forked without exec runs its parent's command: diff and check mark
+# it "(forked)", as show does, and diff --json gives its fork ordinal.
+status 0 "$MEMPLAN" diff "$WORK/v1.plan" "$WORK/forked.plan"
+grep -qx 'image \./gate_app (forked) (new)' "$WORK/out" || fail "diff of a forked child: $(cat "$WORK/out")"
+grep -qx 'image \./gate_app (paired)' "$WORK/out" || fail "diff of a forked child's parent: $(cat "$WORK/out")"
+status 0 "$MEMPLAN" diff --markdown "$WORK/v1.plan" "$WORK/forked.plan"
+grep -qxF '#### `./gate_app` (forked) (new)' "$WORK/out" || fail "diff --markdown of a forked child: $(cat "$WORK/out")"
+status 0 "$MEMPLAN" diff --json "$WORK/v1.plan" "$WORK/forked.plan"
+[ "$(json_get "$WORK/out" 'sorted((i["status"], i.get("fork", 0)) for i in d["images"])')" = "[('new', 1), ('paired', 0)]" ] ||
+  fail "diff --json of a forked child: $(cat "$WORK/out")"
+status 1 "$MEMPLAN" check "$WORK/forked.plan" --max-allocs 100
+grep -q '^FAIL --max-allocs 100: \./gate_app (forked) made 4[0-9][0-9] allocations' "$WORK/out" ||
+  fail "check of a forked child: $(cat "$WORK/out")"
 
 # check: v2 grew 36%, above 5%, at session_open; within 40%.
 status 1 "$MEMPLAN" check "$WORK/v2.plan" --baseline "$WORK/v1.plan" --max-growth 5
