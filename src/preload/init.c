@@ -378,8 +378,11 @@ static enum preload_mode read_environment(void)
 		preload_config.lock_wait_ms = (unsigned)v * 1000;
 	}
 
+	/* As MEMPLAN_STRICT: 0 or 1; another value is said, and left off. */
 	s = getenv("MEMPLAN_PREFAULT");
 	preload_config.prefault = s && strcmp(s, "1") == 0;
+	if (s && *s && strcmp(s, "0") != 0 && !preload_config.prefault)
+		log_error("MEMPLAN_PREFAULT='", s, "' is not 0 or 1; not prefaulting", NULL);
 
 	s = getenv("MEMPLAN_STATS");
 	if (s && *s &&

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bad input gets one clear line on stderr and the program runs normally on libc:
-# an unwritable plan path, a bad MEMPLAN_DEPTH or MEMPLAN_MAX_ALLOCS, an unknown
-# MEMPLAN_MODE, a recording that reaches MEMPLAN_MAX_ALLOCS, and
+# an unwritable plan path, a bad MEMPLAN_DEPTH, MEMPLAN_MAX_ALLOCS or
+# MEMPLAN_PREFAULT, an unknown MEMPLAN_MODE, a recording that reaches
+# MEMPLAN_MAX_ALLOCS, and
 # truncated, corrupt, foreign, empty and future-version plans (raw LD_PRELOAD
 # form and through the CLI), and plans of other programs (through the CLI).
 . "$(dirname "$0")/lib.sh"
@@ -54,6 +55,10 @@ head -c 4096 /dev/urandom >"$WORK/foreign.plan"
 : >"$WORK/empty.plan"
 cp "$WORK/good.plan" "$WORK/future.plan"
 printf '\x07' | dd of="$WORK/future.plan" bs=1 seek=8 conv=notrunc status=none
+# MEMPLAN_PREFAULT takes 0 or 1, as MEMPLAN_STRICT: another value is said, and
+# the replay goes on without prefaulting.
+raw bad-prefault "MEMPLAN_PREFAULT='yes' is not 0 or 1; not prefaulting$" \
+  MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/good.plan" MEMPLAN_PREFAULT=yes
 
 # Recording needs libmemplan-record.so beside libmemplan.so; replay loads it
 # too, before the program's first dlopen (so that the loader's tables are the
