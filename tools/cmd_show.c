@@ -72,11 +72,6 @@ static int usage(const char *why)
 	return 0;
 }
 
-static double ratio(uint64_t a, uint64_t b)
-{
-	return b ? (double)a / (double)b : 1.0;
-}
-
 /* How a site is planned: "exact" (entries only), "pools" (and pools for its
  * steady state), "tail" (and its last entries' places for it). */
 static const char *site_kind(const struct plan_site *site)
@@ -120,17 +115,22 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 		r->folded_count);
 	fprintf(out, "  call sites:   %u (depth %u)\n", r->site_count, r->depth);
 	fprintf(out, "  arena:        %s\n", size_text(a, sizeof(a), r->arena_bytes, exact));
-	fprintf(out, "  lower bound:  %s (most bytes live at once; arena is %.4fx)\n",
-		size_text(a, sizeof(a), r->lower_bound_bytes, exact),
-		ratio(r->arena_bytes, r->lower_bound_bytes));
+	/* An image that allocated nothing has no bound nor arena to compare. */
+	fprintf(out, "  lower bound:  %s (most bytes live at once",
+		size_text(a, sizeof(a), r->lower_bound_bytes, exact));
+	if (r->lower_bound_bytes)
+		fprintf(out, "; arena is %.4fx",
+			(double)r->arena_bytes / (double)r->lower_bound_bytes);
+	fputs(")\n", out);
 	fprintf(out, "  requested peak: %s (most bytes the program asked for live at once)\n",
 		size_text(a, sizeof(a), r->requested_peak_bytes, exact));
 	pool_totals(im, UINT32_MAX, &slots, &pool_bytes);
-	fprintf(out,
-		"  steady state: %u pools of %" PRIu64
-		" slots, %s (%.1f%% of the arena); exact entries in the rest\n",
-		r->pool_count, slots, size_text(a, sizeof(a), pool_bytes, exact),
-		100.0 * ratio(pool_bytes, r->arena_bytes));
+	fprintf(out, "  steady state: %u pools of %" PRIu64 " slots, %s", r->pool_count, slots,
+		size_text(a, sizeof(a), pool_bytes, exact));
+	if (r->arena_bytes)
+		fprintf(out, " (%.1f%% of the arena)",
+			100.0 * (double)pool_bytes / (double)r->arena_bytes);
+	fputs("; exact entries in the rest\n", out);
 	if (r->flags & PLAN_IMAGE_THREAD_REGIONS)
 		fprintf(out, "  threads:      each in a region of the arena of its own\n");
 	fprintf(out, "  symbols:      %s\n",

@@ -225,6 +225,14 @@ assert d["arena_bytes"] == sum(i["arena_bytes"] for i in d["images"])
 status 0 "$MEMPLAN" show "$WORK/multi.plan"
 grep -q "lower bound:" "$WORK/out" || fail "show text has no lower bound"
 grep -q "top call sites" "$WORK/out" || fail "show text has no top call sites"
+# An image that allocated nothing has no ratio to its lower bound, nor a share
+# of its arena.
+status 0 "$MEMPLAN" record -o "$WORK/none.plan" -- true
+status 0 "$MEMPLAN" show "$WORK/none.plan"
+grep -q "^  allocations:  0 recorded" "$WORK/out" || fail "true allocated: $(cat "$WORK/out")"
+grep -qx "  lower bound:  0 B (most bytes live at once)" "$WORK/out" &&
+  grep -qx "  steady state: 0 pools of 0 slots, 0 B; exact entries in the rest" "$WORK/out" ||
+  fail "show of an image without allocations: $(cat "$WORK/out")"
 # Re-planning a plan of several images says so in one line, not one per image.
 status 0 "$MEMPLAN" plan "$WORK/multi.plan" -o "$WORK/multi2.plan" --time-limit 1
 [ "$(grep -c . "$WORK/err")" = 1 ] && grep -q "multi.plan: [0-9]* process images, .*arena .* -> .* bytes" \
