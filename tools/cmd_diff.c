@@ -206,7 +206,7 @@ static void print_report(FILE *out, enum format format, const char *base_name,
 			 * mark of a forked child is no part of the command. */
 			char code[sizeof(label)];
 			size_t at = 0;
-			image_match_label(im, label, sizeof(label));
+			image_label_command(im, image_match_label, label, sizeof(label));
 			text_safe_append(code, sizeof(code), &at, label, strlen(label), "`");
 			fprintf(out, "#### `%s`%s (%s)\n\n", code, image_label_mark(im), how);
 		} else {

@@ -17,6 +17,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "frame_symbols.h"
+#include "image_label.h"
 #include "image_match.h"
 #include "json_print.h"
 #include "plan_file.h"
@@ -106,7 +107,7 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 	fprintf(out, " (pid %u%s)\n", r->pid,
 		r->flags & PLAN_IMAGE_FORKED ? ", forked without exec" : "");
 	char command[8192]; /* recordings keep at most 4096 bytes of arguments */
-	image_match_label(im, command, sizeof(command));
+	image_label_command(im, image_match_label, command, sizeof(command));
 	fprintf(out, "  command:      %s\n", command);
 	fprintf(out,
 		"  allocations:  %" PRIu64 " recorded of %" PRIu64 " calls: %" PRIu64
