@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Help as users expect it: every option each command's parser accepts (long and
 # short, read from its source) is described in its --help, with defaults and an
-# example, and in the man page; memplan help CMD is CMD --help; -V and
-# --version name the version and the git revision; the man page renders, and
-# meson install puts it where man finds it, with the bash completion, which
-# parses and completes commands and options.
+# example, in the man page and in docs/usage.md; memplan help CMD is CMD
+# --help; -V and --version name the version and the git revision; the man page
+# renders, and meson install puts it where man finds it, with the bash
+# completion, which parses and completes commands and options.
 . "$(dirname "$0")/lib.sh"
 : "${SOURCE_DIR:?}" "${BUILD_DIR:?}"
 root=$SOURCE_DIR/../..
@@ -32,6 +32,10 @@ for cmd in $commands; do
   for o in $longs; do
     grep -Eq -- "(^|[ ,])--$o([ ,=]|$)" "$WORK/$cmd.help" || fail "$cmd --help does not describe --$o"
     grep -q -- "--$o" "$WORK/man.txt" || fail "the man page does not describe $cmd --$o"
+    # docs/usage.md too, which writes --output as -o.
+    case $o in help | output) ;; *)
+      grep -q -- "--$o" "$root/docs/usage.md" || fail "docs/usage.md does not describe $cmd --$o"
+    esac
   done
   for o in $shorts; do
     grep -Eq -- "(^| )-$o," "$WORK/$cmd.help" || fail "$cmd --help does not describe -$o"
