@@ -339,6 +339,11 @@ int cmd_plan(int argc, char **argv)
 			a.csv_path = optarg;
 			break;
 		case 'o':
+			/* Not the last one silently: one of them is a mistake. */
+			if (a.out_path) {
+				fprintf(stderr, "memplan: plan: -o OUT is given more than once\n");
+				return 2;
+			}
 			a.out_path = optarg;
 			break;
 		case 't':

@@ -53,6 +53,12 @@ check_plan() {
 [ $? -eq 2 ] || fail "bad --time-limit should exit 2"
 "$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" --bogus >/dev/null 2>&1
 [ $? -eq 2 ] || fail "unknown option should exit 2"
+"$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" -o "$tmp/a.csv" --output "$tmp/b.csv" \
+	>/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] || fail "-o given twice should exit 2"
+[ "$(cat "$tmp/err")" = "memplan: plan: -o OUT is given more than once" ] ||
+	fail "-o given twice: $(cat "$tmp/err")"
+[ ! -e "$tmp/a.csv" ] && [ ! -e "$tmp/b.csv" ] || fail "-o given twice wrote a file"
 
 # A missing file and a bad file exit 1 and name the file.
 "$MEMPLAN" plan --csv "$tmp/missing.csv" >/dev/null 2>"$tmp/err"
