@@ -11,7 +11,7 @@
 # Environment: MEMPLAN (the memplan command, default memplan), MAX_GROWTH
 # (percent, default 5), GATE_DIR (where the files go, default .).
 # Exit status: CMD's own if it failed; else 1 if a limit is exceeded or a plan
-# cannot be read; else 0. Without a baseline (the first run) it records, says so
+# cannot be written or read; else 0. Without a baseline (the first run) it records, says so
 # and passes: keep memplan-head.plan as the baseline of the next runs.
 set -euo pipefail
 
@@ -26,8 +26,14 @@ baseline=$1
 shift 2
 head="$dir/memplan-head.plan"
 
-# 1. Record the test run. A failing test fails the job with its own status.
+# 1. Record the test run. A failing test fails the job with its own status. A
+#    plan left by an earlier run must not stand in for this one's.
+rm -f "$head"
 "$memplan" record -o "$head" -- "$@"
+if [ ! -e "$head" ]; then
+  echo "memplan gate: the run wrote no plan (memplan said why above)" >&2
+  exit 1
+fi
 
 # 2. No baseline yet: nothing to compare with.
 if [ ! -e "$baseline" ]; then

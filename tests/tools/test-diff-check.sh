@@ -201,6 +201,12 @@ rm "$WORK/gate/memplan-head.plan"
 (cd "$WORK/v1" && MEMPLAN=$MEMPLAN GATE_DIR=$WORK/gate "$CI_GATE" "$WORK/none.plan" -- ./gate_app \
   >"$WORK/out" 2>&1) || fail "the gate failed without a baseline: $(cat "$WORK/out")"
 [ -s "$WORK/gate/memplan-head.plan" ] || fail "the gate recorded no plan"
+# A run that writes no plan (a statically linked program) fails the gate, and
+# does not pass it on the plan an earlier run left.
+(MEMPLAN=$MEMPLAN GATE_DIR=$WORK/gate "$CI_GATE" "$WORK/v1.plan" -- /sbin/ldconfig -p \
+  >"$WORK/out" 2>&1) && fail "the gate passed a run that wrote no plan: $(cat "$WORK/out")"
+grep -q "^memplan gate: the run wrote no plan" "$WORK/out" || fail "gate without a plan: $(cat "$WORK/out")"
+[ ! -e "$WORK/gate/memplan-head.plan" ] || fail "the gate left the earlier run's plan"
 
 # docs/ci.md shows the gate as it is.
 awk '/^<!-- scripts\/ci-gate.sh -->$/ { getline; on = 1; next } on && /^```$/ { exit } on' \
