@@ -531,6 +531,14 @@ __attribute__((constructor)) static void preload_init(void)
 	callsite_stack_base = (uintptr_t)__libc_stack_end;
 	callsite_note_main_stack();
 	mode = read_environment();
+	const char *ahead = mode != PRELOAD_OFF ? next_alloc_ahead() : NULL;
+	if (ahead) {
+		log_error("malloc is ", ahead, "'s, which comes before libmemplan.so in ",
+			  "LD_PRELOAD, so memplan would see no allocation; ",
+			  mode == PRELOAD_RECORD ? "not recording" : "not replaying",
+			  " (put libmemplan.so first)", NULL);
+		mode = PRELOAD_OFF;
+	}
 	bool started = mode != PRELOAD_OFF && start_mode(mode) == 0;
 	if (started) {
 		owner_pid = getpid();

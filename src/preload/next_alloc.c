@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 _Atomic int next_alloc_kind = NEXT_ALLOC_UNKNOWN;
 
@@ -33,19 +34,65 @@ static struct {
 } early[EARLY_BLOCKS];
 static _Atomic unsigned early_count;
 
+/* The path of the object whose malloc comes before memplan's, if one does. */
+static const char *ahead_path;
+
+/* Whether p lies in the object that holds q. */
+static bool same_object(const void *p, const void *q)
+{
+	Dl_info at, other;
+
+	return p && q && dladdr(p, &at) && dladdr(q, &other) && at.dli_fbase == other.dli_fbase;
+}
+
+/* Whether p lies in libmemplan.so. (Within it, &malloc is the definition the
+ * program calls, whichever object that is: objects compare, not addresses.) */
+static bool ours(void *p)
+{
+	return same_object(p, (void *)ours);
+}
+
+/* Whether malloc's first definition, first, is that of an object preloaded
+ * before memplan. Not if it lies in the program itself: a program linked
+ * without -pie that takes malloc's address (node) has its PLT entry stand for
+ * malloc everywhere, and that entry leads to memplan's. */
+static bool allocator_ahead(void *first)
+{
+	return first && !ours(first) && !same_object(first, (void *)getauxval(AT_ENTRY));
+}
+
+/* The program's definition of name: the first one in the global scope if an
+ * allocator comes before memplan's (ahead), else the next one after it. */
+static void *program_symbol(const char *name, bool ahead)
+{
+	void *p = ahead ? dlsym(RTLD_DEFAULT, name) : NULL;
+
+	return p && !ours(p) ? p : dlsym(RTLD_NEXT, name);
+}
+
 static void look_up(void)
 {
-	void *m = dlsym(RTLD_NEXT, "malloc");
+	/* Another allocator first in LD_PRELOAD takes the program's calls of
+	 * malloc itself; those of memplan's it does not define (reallocarray,
+	 * pvalloc) must go to it too, not to the one after memplan, or glibc
+	 * would free jemalloc's blocks. */
+	void *first = dlsym(RTLD_DEFAULT, "malloc");
+	const bool ahead = allocator_ahead(first);
+	Dl_info info;
+	if (ahead && dladdr(first, &info))
+		ahead_path = info.dli_fname;
+	void *m = program_symbol("malloc", ahead);
 	bool other = m && m != (void *)__libc_malloc;
 
-	/* The rest only for another allocator: in nearly every program one lookup
-	 * (each walks the loaded objects' symbol tables) is all a process pays. */
+	/* The rest only for another allocator: in nearly every program two
+	 * lookups (each walks the loaded objects' symbol tables) are all a
+	 * process pays. */
 	if (other) {
 		next.malloc = m;
-		next.calloc = dlsym(RTLD_NEXT, "calloc");
-		next.realloc = dlsym(RTLD_NEXT, "realloc");
-		next.free = dlsym(RTLD_NEXT, "free");
-		next.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+		next.calloc = program_symbol("calloc", ahead);
+		next.realloc = program_symbol("realloc", ahead);
+		next.free = program_symbol("free", ahead);
+		next.posix_memalign = program_symbol("posix_memalign", ahead);
 		/* glibc's own are found where nothing else defines them, so none is
 		 * missing; should one be, glibc is the one allocator left to trust. */
 		other = next.calloc && next.realloc && next.free && next.posix_memalign;
@@ -75,6 +122,13 @@ static enum whose whose(void)
 void next_alloc_find(void)
 {
 	(void)whose();
+}
+
+const char *next_alloc_ahead(void)
+{
+	return atomic_load_explicit(&next_alloc_kind, memory_order_acquire) == NEXT_ALLOC_UNKNOWN
+		   ? NULL
+		   : ahead_path;
 }
 
 static void *note_early(void *p, size_t size)

@@ -1,12 +1,14 @@
 /* The allocator the program would have had without memplan, for every block
  * memplan does not serve: glibc's, or one that comes after libmemplan.so in the
  * symbol search order (jemalloc, which bind9's tools, redis-cli and varnish
- * link; tcmalloc; a later LD_PRELOAD). Without this, blocks went to glibc
+ * link; tcmalloc; a later LD_PRELOAD), or one before it (an earlier
+ * LD_PRELOAD, which takes the program's calls of malloc itself, but not those
+ * of the functions only memplan defines). Without this, blocks went to glibc
  * while malloc_usable_size and aligned_alloc went to the program's allocator:
  * named-checkzone, linked with jemalloc, died at its first free under replay.
  *
  * Which one is found once (dlsym(RTLD_NEXT, "malloc"), as any interposer
- * does): at memplan's start-up, or by a call that comes before it (the
+ * does, after a look at the first definition, dlsym(RTLD_DEFAULT)): at memplan's start-up, or by a call that comes before it (the
  * loader's own). It is glibc's in nearly every program: that case is one
  * predictable branch before the __libc_ call. memplan's own tables stay on
  * glibc (__libc_malloc, real_libc.h): the program never sees them. */
@@ -26,6 +28,12 @@ extern _Atomic int next_alloc_kind;
  * it while the process is still starting, so that the lookup never runs where
  * another thread may hold the loader's lock (in dlopen) and wait for it. */
 void next_alloc_find(void);
+
+/* The path of the object whose malloc the program calls if it is not memplan's
+ * (another allocator before libmemplan.so in LD_PRELOAD, in the raw form):
+ * the program's calls then never reach memplan, which should say so and stay
+ * off. NULL if memplan's comes first, or before next_alloc_find. */
+const char *next_alloc_ahead(void);
 
 /* The calls below past their common case (next_alloc.c). */
 void *next_alloc_malloc(size_t size);

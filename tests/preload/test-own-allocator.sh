@@ -64,4 +64,28 @@ if command -v named-checkzone >/dev/null; then
 else
   echo "named-checkzone not installed (bind9-utils): the real program's part skipped"
 fi
+# An allocator ahead of libmemplan.so in LD_PRELOAD (the raw form) takes every
+# call itself: memplan says so in one line and stays off, rather than write an
+# empty plan over the one there or replay nothing without a word. (jemalloc,
+# which bind9-utils brings: an allocator that defines every call.)
+jemalloc=$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')
+if [ -n "$jemalloc" ]; then
+  sort_in=$WORK/sort.in
+  seq 1 2000 | awk '{ print ($1 * 37) % 2000 }' >"$sort_in"
+  sort -n "$sort_in" >"$WORK/sort.expected"
+  "$MEMPLAN" record -o "$WORK/sort.plan" -- sort -n "$sort_in" >/dev/null
+  cp "$WORK/sort.plan" "$WORK/kept.plan"
+  for mode in record replay; do
+    MEMPLAN_MODE=$mode MEMPLAN_PLAN=$WORK/kept.plan LD_PRELOAD="$jemalloc:$LIB" \
+      sort -n "$sort_in" >"$WORK/ahead.out" 2>"$WORK/ahead.err" || fail "sort failed behind jemalloc"
+    cmp -s "$WORK/sort.expected" "$WORK/ahead.out" || fail "$mode behind jemalloc: output changed"
+    [ "$(grep -c . "$WORK/ahead.err")" = 1 ] &&
+      grep -q "^memplan: malloc is .*libjemalloc.so.2's, which comes before libmemplan.so in LD_PRELOAD, so memplan would see no allocation; not ${mode}ing (put libmemplan.so first)$" \
+        "$WORK/ahead.err" || fail "$mode behind jemalloc: $(cat "$WORK/ahead.err")"
+  done
+  cmp -s "$WORK/sort.plan" "$WORK/kept.plan" || fail "a recording behind jemalloc changed the plan"
+  echo "behind another allocator: said, and the plan kept"
+else
+  echo "libjemalloc.so.2 not installed: the allocator ahead of memplan's not tried"
+fi
 echo "programs keep their own allocator"
