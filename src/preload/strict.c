@@ -38,6 +38,10 @@ static struct tally {
 	bool in_plan;
 } own;
 
+/* A bad setting fails the command rather than let it pass unchecked; the one
+ * line that names the setting says so, and the end says nothing more. */
+#define BAD_SETTING_ENDS "; the command will end with status 1"
+
 static bool parse_percent(const char *s, double *out)
 {
 	char *end;
@@ -82,7 +86,7 @@ void strict_start(bool started)
 			if (pid != (long)getpid())
 				return; /* another process of the command judges it */
 		} else if (strcmp(s, "1") != 0) {
-			log_error("MEMPLAN_STRICT='", s, "' is not 0 or 1", NULL);
+			log_error("MEMPLAN_STRICT='", s, "' is not 0 or 1", BAD_SETTING_ENDS, NULL);
 			bad_setting = "MEMPLAN_STRICT has a bad value";
 		}
 	}
@@ -91,7 +95,7 @@ void strict_start(bool started)
 		snprintf(min_hit_text, sizeof(min_hit_text), "%s", rate);
 		if (!parse_percent(rate, &min_hit_pct)) {
 			log_error("MEMPLAN_MIN_HIT_RATE='", min_hit_text,
-				  "' is not a percentage from 0 to 100", NULL);
+				  "' is not a percentage from 0 to 100", BAD_SETTING_ENDS, NULL);
 			bad_setting = "MEMPLAN_MIN_HIT_RATE has a bad value";
 		}
 	}
@@ -204,6 +208,8 @@ int strict_exit_status(int status)
 	}
 	if (!why)
 		return status;
-	log_error_to(stderr_copy, preload_config.plan_path, ": ", why, "; exit status 1", NULL);
+	if (why != bad_setting) /* a bad setting was said at start-up */
+		log_error_to(stderr_copy, preload_config.plan_path, ": ", why, "; exit status 1",
+			     NULL);
 	return 1;
 }

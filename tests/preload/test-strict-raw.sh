@@ -88,11 +88,14 @@ head -c 100 "$WORK/sh.plan" >"$WORK/cut.plan"
 strict cut 1 MEMPLAN_PLAN="$WORK/cut.plan" MEMPLAN_STRICT=1
 [ "$(tail -n 1 "$WORK/cut.err")" = "memplan: $WORK/cut.plan: the plan could not be used; exit status 1" ] ||
   fail "cut: $(cat "$WORK/cut.err")"
-# A bad setting fails the command too, rather than letting it pass unchecked.
-strict bad-rate 1 MEMPLAN_PLAN="$WORK/sh.plan" MEMPLAN_MIN_HIT_RATE=most
-grep -q "^memplan: MEMPLAN_MIN_HIT_RATE='most' is not a percentage from 0 to 100$" "$WORK/bad-rate.err" &&
-  grep -q "MEMPLAN_MIN_HIT_RATE has a bad value; exit status 1$" "$WORK/bad-rate.err" ||
-  fail "bad-rate: $(cat "$WORK/bad-rate.err")"
+# A bad setting fails the command too, rather than letting it pass unchecked,
+# in the one line that names it.
+for setting in MEMPLAN_MIN_HIT_RATE=most MEMPLAN_STRICT=yes; do
+  strict bad-setting 1 MEMPLAN_PLAN="$WORK/sh.plan" "$setting"
+  [ "$(grep -c . "$WORK/bad-setting.err")" = 1 ] &&
+    grep -q "^memplan: ${setting%%=*}='${setting#*=}' is not .*; the command will end with status 1$" \
+      "$WORK/bad-setting.err" || fail "$setting: $(cat "$WORK/bad-setting.err")"
+done
 
 # A child forked without exec, that ends by _exit after other processes of
 # the command wrote their lines, keeps its status: only the command's first
