@@ -283,6 +283,9 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	}
 
+	if (launch_check_record_module() < 0)
+		return 1;
+
 	clock_gettime(CLOCK_REALTIME, &now);
 	/* Its processes leave the planning to replan_plan (plan_file.h). */
 	const uint64_t id = (((uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec) ^

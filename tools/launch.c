@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "preload_path.h"
 
 int launch_add_preload(void)
@@ -37,6 +38,26 @@ int launch_add_preload(void)
 	setenv("LD_PRELOAD", value, 1);
 	free(value);
 	return 0;
+}
+
+int launch_check_record_module(void)
+{
+	char lib[PATH_MAX];
+
+	if (preload_path_find(lib, sizeof(lib)) < 0)
+		return 0; /* launch_add_preload says so */
+	char *slash = strrchr(lib, '/');
+	size_t dir = slash ? (size_t)(slash + 1 - lib) : 0;
+	if (dir + sizeof(MEMPLAN_RECORD_MODULE_NAME) > sizeof(lib))
+		return 0;
+	memcpy(lib + dir, MEMPLAN_RECORD_MODULE_NAME, sizeof(MEMPLAN_RECORD_MODULE_NAME));
+	if (access(lib, R_OK) == 0)
+		return 0;
+	fprintf(stderr,
+		"memplan: %s: %s (it holds the recording, and goes beside "
+		MEMPLAN_PRELOAD_NAME ")\n",
+		lib, strerror(errno));
+	return -1;
 }
 
 void launch_set_mode(const char *mode, const char *plan, uint64_t record_id)

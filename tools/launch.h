@@ -10,6 +10,10 @@
  * message if the library cannot be found. */
 int launch_add_preload(void);
 
+/* Whether libmemplan-record.so, which the preload library opens to record,
+ * lies beside it. Returns 0, or -1 after a message naming the file. */
+int launch_check_record_module(void);
+
 /* Writes path made absolute (against the working directory) into out: children
  * may chdir, so paths handed to them in the environment must be absolute.
  * Returns 0, or -ENAMETOOLONG / a negative errno from getcwd. */

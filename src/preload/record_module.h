@@ -24,10 +24,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "planner.h"
 #include "recording.h"
 
-#define RECORD_MODULE_FILE   "libmemplan-record.so"
+#define RECORD_MODULE_FILE   MEMPLAN_RECORD_MODULE_NAME
 #define RECORD_MODULE_SYMBOL "memplan_record_module"
 
 /* The functions of recording.h and plan_store.h that record.c uses. */

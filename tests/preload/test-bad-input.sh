@@ -70,6 +70,15 @@ cp "$LIB" "$WORK/lone/libmemplan.so"
 LIB="$WORK/lone/libmemplan.so" raw lone-record "cannot start recording: .*libmemplan-record.so" \
   MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/lone.plan"
 [ ! -e "$WORK/lone.plan" ] || fail "lone-record: a plan was written"
+# memplan record looks before it runs the command: one line, status 1.
+set +e
+MEMPLAN_PRELOAD="$WORK/lone/libmemplan.so" "$MEMPLAN" record -o "$WORK/lone.plan" -- \
+  sort -n "$WORK/in.txt" >"$WORK/lone-cli.out" 2>"$WORK/lone-cli.err"
+rc=$?
+set -e
+[ "$rc" = 1 ] && [ ! -s "$WORK/lone-cli.out" ] && [ "$(grep -c . "$WORK/lone-cli.err")" = 1 ] &&
+  grep -q "^memplan: $WORK/lone/libmemplan-record.so: No such file or directory (it holds the recording" \
+    "$WORK/lone-cli.err" || fail "lone-record through the CLI: status $rc: $(cat "$WORK/lone-cli.err")"
 MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/good.plan" MEMPLAN_STATS="$WORK/lone.stats" \
   LD_PRELOAD="$WORK/lone/libmemplan.so" sort -n "$WORK/in.txt" >"$WORK/lone.out" ||
   fail "lone-replay: sort failed"
