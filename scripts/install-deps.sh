@@ -27,6 +27,7 @@ tests=(
   libpython3.11-testsuite  # CPython's own tests, run under record and replay
   bind9-utils     # named-checkzone, linked with jemalloc: an allocator after memplan's
   strace          # which files memplan record opens (no debuginfod client)
+  faketime        # a frozen clock in LD_PRELOAD, which memplan's own waits ignore
 )
 
 case "${1:-}" in

@@ -132,6 +132,16 @@ status 0 "$MEMPLAN" show "$WORK/left.plan"
 grep -q "symbols: *stored in the plan" "$WORK/out" ||
   fail "record with a closed stderr did not finish the plan: $(cat "$WORK/out")"
 
+# memplan runs under the LD_PRELOAD given to the command: one that freezes
+# the clock (libfaketime) must not make its wait for a job left running
+# endless. --wait-left 1, and the job sleeps 20 s.
+faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+[ -f "$faketime_lib" ] || fail "libfaketime not installed (scripts/install-deps.sh installs faketime)"
+status 0 timeout 15 env LD_PRELOAD="$faketime_lib" FAKETIME="2020-01-01 00:00:00" \
+  "$MEMPLAN" record -w 1 -o "$WORK/frozen.plan" -- sh -c "sleep 20 >/dev/null 2>&1 & $PROGRAMS/family 2"
+grep -q "pid [0-9]* sleep, left running by sh, goes on" "$WORK/err" ||
+  fail "record under a frozen clock: $(cat "$WORK/err")"
+
 # No summary without statistics to read back: when no temporary file can be
 # made for them, one line says why.
 status 0 env TMPDIR="$WORK/nonexistent" "$MEMPLAN" replay -p "$WORK/family.plan" -- "$PROGRAMS/family" 2
