@@ -93,8 +93,14 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "help")) {
 		if (argc == 2)
 			return usage(stdout);
+		if (argc > 3) {
+			fprintf(stderr,
+				"memplan: help: unexpected argument '%s' (one command expected)\n",
+				argv[3]);
+			return usage(stderr);
+		}
 		int i = find(argv[2]);
-		if (argc > 3 || i < 0) {
+		if (i < 0) {
 			fprintf(stderr, "memplan: help: no command '%s'\n", argv[2]);
 			return usage(stderr);
 		}

@@ -46,6 +46,10 @@ for cmd in $commands; do
   echo "$cmd: $(echo $longs | wc -w) long options, $(echo $shorts | wc -w) short, all described"
 done
 status 2 "$MEMPLAN" help no-such-command
+# One command too many is said as such, not as a command that does not exist.
+status 2 "$MEMPLAN" help record extra
+grep -qx "memplan: help: unexpected argument 'extra' (one command expected)" "$WORK/err" ||
+  fail "help record extra: $(cat "$WORK/err")"
 
 version=$(sed -n "s/^project('memplan', 'c',\$//p; s/^  version: '\\([^']*\\)',\$/\\1/p" "$root/meson.build")
 for flag in -V --version; do
