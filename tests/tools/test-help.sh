@@ -81,5 +81,9 @@ complete() { # WORDS...: the completions of the last word
 }
 [ "$(complete memplan re)" = "record replay " ] || fail "completion of 're': $(complete memplan re)"
 [ "$(complete memplan replay --st)" = "--stats --strict " ] || fail "completion of 'replay --st': $(complete memplan replay --st)"
+# Only the options of the help's options section: not --test-input, a word
+# of record's example that belongs to the command it runs.
+[ "$(complete memplan record --)" = "--depth --help --output --plan-seconds --wait-left " ] ||
+  fail "completion of 'record --': $(complete memplan record --)"
 [ "$(complete memplan help sh)" = "show " ] || fail "completion of 'help sh': $(complete memplan help sh)"
 echo "help, man page and completion: ok"
