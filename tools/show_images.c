@@ -103,7 +103,8 @@ static void command_text(const struct plan_image *im, char *out, size_t cap)
 }
 
 /* The line for the images past the table: how many, and their names, the most
- * frequent first ("45 more: 30 sh, 10 sed, 5 cat"). */
+ * frequent first, the others counted so that the counts add up ("45 more: 30
+ * sh, 10 sed, 3 cat and 2 others"). */
 static void print_rest(FILE *out, const void *buf, const uint32_t *order, uint32_t from,
 		       uint32_t count)
 {
@@ -112,6 +113,7 @@ static void print_rest(FILE *out, const void *buf, const uint32_t *order, uint32
 		uint32_t n;
 	} *names = calloc(count - from, sizeof(*names));
 	size_t distinct = 0;
+	uint32_t others = count - from;
 
 	fprintf(out, "  ... %u more", count - from);
 	for (uint32_t i = from; names && i < count; i++) {
@@ -135,8 +137,11 @@ static void print_rest(FILE *out, const void *buf, const uint32_t *order, uint32
 			break;
 		fprintf(out, "%s %u ", shown ? "," : ":", names[best].n);
 		text_safe_fputs(names[best].name, out);
+		others -= names[best].n;
 		names[best].n = 0;
 	}
+	if (names && others)
+		fprintf(out, " and %u other%s", others, others == 1 ? "" : "s");
 	fprintf(out, " (--all lists them)\n");
 	free(names);
 }

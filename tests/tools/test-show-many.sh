@@ -5,7 +5,7 @@
 # first image's details fits one screen (24 lines of 80 columns) and names
 # the image with the highest requested peak first, the real python; --all
 # lists and details every image; --exe picks images; --bytes gives the exact
-# figures of show --json.
+# figures of show --json; the line for the images left out of the table adds up.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
 cd "$WORK"
@@ -68,4 +68,13 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert len(d["images"]) == 1 and d["arena_bytes"] == int(sys.argv[2]), d["arena_bytes"]
 ' out "$top_arena" || fail "--json --exe"
+# More programs past the table than the line names: the rest is counted, so
+# that the counts add up to the images left out.
+status 0 "$MEMPLAN" record -o distinct.plan -- sh -c \
+  'for i in $(seq 20); do /bin/true $i; env X=$i >/dev/null; done; for c in id uname date whoami; do $c >/dev/null; done'
+status 0 "$MEMPLAN" show distinct.plan
+rest=$(grep '^  \.\.\. [0-9]* more: ' out) || fail "no line for the images left out: $(cat out)"
+echo "$rest" | grep -Eq ' and [0-9]+ others? \(--all lists them\)$' || fail "the others are not counted: $rest"
+echo "$rest" | awk '{ sum = 0; for (i = 4; i <= NF; i++) if ($i ~ /^[0-9]+$/) sum += $i; exit sum != $2 }' ||
+  fail "the counts do not add up: $rest"
 echo "show many: ok"
