@@ -34,17 +34,30 @@ int cli_parse_top(const char *text, uint32_t *out)
 	return 0;
 }
 
-int cli_parse_percent(const char *text, double *out)
+int cli_parse_decimal(const char *text, double *out)
 {
-	char *end;
+	const char *p = text;
 
-	if (!text || !*text)
+	/* Digits, then a fraction: not strtod's hex, exponents, signs or "inf". */
+	if (!p || *p < '0' || *p > '9')
 		return -EINVAL;
-	double v = strtod(text, &end);
-	if (*end || !isfinite(v) || v < 0)
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (*p == '.' && p[1] >= '0' && p[1] <= '9')
+		for (p++; *p >= '0' && *p <= '9';)
+			p++;
+	if (*p)
+		return -EINVAL;
+	double v = strtod(text, NULL);
+	if (!isfinite(v))
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+int cli_parse_percent(const char *text, double *out)
+{
+	return cli_parse_decimal(text, out);
 }
 
 const char *cli_stray_word(int argc, char **argv, int optind)

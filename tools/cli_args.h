@@ -11,7 +11,11 @@ int cli_parse_count(const char *text, uint64_t *out);
 /* --top: a whole number of rows, or "all" (UINT32_MAX). */
 int cli_parse_top(const char *text, uint32_t *out);
 
-/* A percentage: a finite decimal number from 0 up ("5", "2.5"). */
+/* A number from 0 up, digits with an optional fraction ("30", "2.5"): no
+ * sign, exponent or hexadecimal. */
+int cli_parse_decimal(const char *text, double *out);
+
+/* A percentage: a decimal number as cli_parse_decimal reads it ("5", "2.5"). */
 int cli_parse_percent(const char *text, double *out);
 
 /* The word a user put where an option belongs: argv[optind] when it stands

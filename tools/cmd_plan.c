@@ -329,7 +329,6 @@ int cmd_plan(int argc, char **argv)
 	};
 	struct plan_args a = {.time_limit_s = PLAN_DEFAULT_TIME_LIMIT_S};
 	uint64_t v;
-	char *end;
 	int c;
 
 	optind = 0; /* glibc: full reset, the dispatcher may have parsed already */
@@ -347,9 +346,7 @@ int cmd_plan(int argc, char **argv)
 			a.out_path = optarg;
 			break;
 		case 't':
-			errno = 0;
-			a.time_limit_s = strtod(optarg, &end);
-			if (errno || *end || !*optarg || !(a.time_limit_s >= 0) ||
+			if (cli_parse_decimal(optarg, &a.time_limit_s) < 0 ||
 			    a.time_limit_s > 1e9) {
 				fprintf(stderr, "memplan: plan: bad --time-limit '%s'\n", optarg);
 				return 2;

@@ -42,15 +42,22 @@ static struct tally {
  * line that names the setting says so, and the end says nothing more. */
 #define BAD_SETTING_ENDS "; the command will end with status 1"
 
+/* Digits with an optional fraction, as memplan replay --min-hit-rate takes
+ * it: not strtod's hexadecimal, exponents or signs. */
 static bool parse_percent(const char *s, double *out)
 {
-	char *end;
+	const char *p = s;
 	double v;
 
-	if (!*s)
+	if (*p < '0' || *p > '9')
 		return false;
-	v = strtod(s, &end);
-	if (*end || !(v >= 0 && v <= 100))
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (*p == '.' && p[1] >= '0' && p[1] <= '9')
+		for (p++; *p >= '0' && *p <= '9';)
+			p++;
+	v = strtod(s, NULL);
+	if (*p || !(v >= 0 && v <= 100))
 		return false;
 	*out = v;
 	return true;

@@ -96,6 +96,11 @@ for setting in MEMPLAN_MIN_HIT_RATE=most MEMPLAN_STRICT=yes; do
     grep -q "^memplan: ${setting%%=*}='${setting#*=}' is not .*; the command will end with status 1$" \
       "$WORK/bad-setting.err" || fail "$setting: $(cat "$WORK/bad-setting.err")"
 done
+# Digits with an optional fraction only, as memplan replay --min-hit-rate:
+# strtod's hexadecimal and exponents are bad settings too.
+for rate in 0x20 1e1 -0 ' 5'; do
+  strict odd-rate 1 MEMPLAN_PLAN="$WORK/sh.plan" MEMPLAN_MIN_HIT_RATE="$rate"
+done
 
 # A child forked without exec, that ends by _exit after other processes of
 # the command wrote their lines, keeps its status: only the command's first

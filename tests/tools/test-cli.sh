@@ -13,6 +13,11 @@ status 2 "$MEMPLAN" record -o "$WORK/x.plan"
 status 2 "$MEMPLAN" record -o "$WORK/x.plan" --depth 0 -- true
 status 2 "$MEMPLAN" record -o "$WORK/x.plan" --depth many -- true
 status 2 "$MEMPLAN" replay -- true
+# Percentages are digits with an optional fraction: not strtod's hexadecimal
+# or exponents, which the byte counts already refuse.
+for pct in 0x20 1e1 inf -0; do
+  status 2 "$MEMPLAN" replay -p "$WORK/x.plan" --min-hit-rate $pct -- true
+done
 # The plan given where its option belongs, as `record -o` and `replay -p`
 # differ: the usage error names the option to put before it.
 status 2 "$MEMPLAN" replay app.plan -- true

@@ -253,6 +253,11 @@ status 2 "$MEMPLAN" diff --top some "$WORK/v1.plan" "$WORK/v2.plan"
 status 2 "$MEMPLAN" check "$WORK/v1.plan"
 status 2 "$MEMPLAN" check "$WORK/v1.plan" --max-growth 5
 status 2 "$MEMPLAN" check "$WORK/v1.plan" --max-growth lots --baseline "$WORK/v1.plan"
+for pct in 0x10 1e1 5e-1; do
+  status 2 "$MEMPLAN" check "$WORK/v1.plan" --max-growth $pct --baseline "$WORK/v1.plan"
+  status 2 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate $pct --stats "$WORK/v1.stats"
+done
+status 0 "$MEMPLAN" check "$WORK/v2.plan" --max-growth 36.5 --baseline "$WORK/v1.plan"
 status 2 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate 90
 status 2 "$MEMPLAN" check "$WORK/v1.plan" --max-peak 10 --stats "$WORK/v1.stats"
 for cmd in diff check; do

@@ -51,6 +51,11 @@ check_plan() {
 "$MEMPLAN" plan >/dev/null 2>&1; [ $? -eq 2 ] || fail "no arguments should exit 2"
 "$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" --time-limit abc >/dev/null 2>&1
 [ $? -eq 2 ] || fail "bad --time-limit should exit 2"
+# Seconds are digits with an optional fraction, as every number option takes.
+for t in 0x2 1e1 -0 .5; do
+	"$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" --time-limit "$t" >/dev/null 2>&1
+	[ $? -eq 2 ] || fail "--time-limit $t should exit 2"
+done
 "$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" --bogus >/dev/null 2>&1
 [ $? -eq 2 ] || fail "unknown option should exit 2"
 "$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" -o "$tmp/a.csv" --output "$tmp/b.csv" \
