@@ -108,6 +108,11 @@ int main(int argc, char **argv)
 		return run((size_t)i, 2, args);
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		if (argc > 2) {
+			fprintf(stderr, "memplan: %s: unexpected argument '%s'\n", argv[1],
+				argv[2]);
+			return usage(stderr);
+		}
 		printf("memplan %s (git %s)\n", MEMPLAN_VERSION, MEMPLAN_REVISION);
 		return 0;
 	}

@@ -53,6 +53,7 @@ grep -qx "memplan: help: unexpected argument 'extra' (one command expected)" "$W
 
 version=$(sed -n "s/^project('memplan', 'c',\$//p; s/^  version: '\\([^']*\\)',\$/\\1/p" "$root/meson.build")
 for flag in -V --version; do
+  status 2 "$MEMPLAN" $flag extra
   status 0 "$MEMPLAN" $flag
   grep -Eq "^memplan $version \\(git [0-9a-f]{7,}(-dirty)?\\)$|^memplan $version \\(git unknown\\)$" "$WORK/out" ||
     fail "$flag: $(cat "$WORK/out")"
