@@ -76,8 +76,9 @@ static void plan_usage(FILE *f)
 		"                        that would not fit is skipped, so on a huge trace\n"
 		"                        a short limit can plan worse than 0 = the quick\n"
 		"                        heuristics only, however long they take\n"
-		"  --capacity BYTES      stop as soon as the arena fits in BYTES (default:\n"
-		"                        none, plan as small as the time allows)\n"
+		"  --capacity BYTES      stop as soon as the arena fits in BYTES, --csv\n"
+		"                        only (default: none, plan as small as the time\n"
+		"                        allows)\n"
 		"  --threads N           worker threads (default 0: one per CPU)\n"
 		"  -h, --help            this help\n"
 		"\n"
@@ -329,6 +330,7 @@ int cmd_plan(int argc, char **argv)
 	};
 	struct plan_args a = {.time_limit_s = PLAN_DEFAULT_TIME_LIMIT_S};
 	uint64_t v;
+	bool capacity = false;
 	int c;
 
 	optind = 0; /* glibc: full reset, the dispatcher may have parsed already */
@@ -357,6 +359,7 @@ int cmd_plan(int argc, char **argv)
 				fprintf(stderr, "memplan: plan: bad --capacity '%s'\n", optarg);
 				return 2;
 			}
+			capacity = true;
 			break;
 		case 'j':
 			if (cli_parse_count(optarg, &v) || v > 1024) {
@@ -377,6 +380,12 @@ int cmd_plan(int argc, char **argv)
 		a.plan_path = argv[optind++];
 	if (optind < argc || (a.plan_path && a.csv_path)) {
 		fprintf(stderr, "memplan: plan: unexpected argument '%s'\n", argv[optind - 1]);
+		plan_usage(stderr);
+		return 2;
+	}
+	/* Re-planning a PLAN has no capacity to stop at: not ignored silently. */
+	if (a.plan_path && capacity) {
+		fprintf(stderr, "memplan: plan: --capacity applies only to --csv IN\n");
 		plan_usage(stderr);
 		return 2;
 	}

@@ -56,6 +56,11 @@ for t in 0x2 1e1 -0 .5; do
 	"$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" --time-limit "$t" >/dev/null 2>&1
 	[ $? -eq 2 ] || fail "--time-limit $t should exit 2"
 done
+# --capacity applies to --csv alone: a re-plan does not ignore it silently.
+"$MEMPLAN" plan "$tmp/app.plan" -o "$tmp/x.plan" --capacity 100 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] || fail "--capacity with a PLAN should exit 2"
+grep -qx "memplan: plan: --capacity applies only to --csv IN" "$tmp/err" ||
+	fail "--capacity with a PLAN: $(cat "$tmp/err")"
 "$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" --bogus >/dev/null 2>&1
 [ $? -eq 2 ] || fail "unknown option should exit 2"
 "$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" -o "$tmp/a.csv" --output "$tmp/b.csv" \
