@@ -63,7 +63,8 @@ static int usage(const char *why)
 		     "  -j, --json      one JSON object, for scripts (default: text)\n"
 		     "  -m, --markdown  Markdown, to paste into a pull-request comment\n"
 		     "                  (default: text)\n"
-		     "  -t, --top N     call sites listed per image, or all (default 10)\n"
+		     "  -t, --top N     call sites listed per image, or all (default 10; 0: none,\n"
+		     "                  their counts only)\n"
 		     "  -h, --help      this help\n"
 		     "\n"
 		     "examples:\n"
@@ -127,18 +128,21 @@ static void print_sites(FILE *out, enum format format, const struct image_change
 
 	if (!c->site_count)
 		return;
+	fprintf(out, "%s sites: %zu changed, %zu new, %zu gone",
+		format == MARKDOWN ? "Call" : "  call", changed, c->new_sites, c->gone_sites);
+	/* --top 0 asks for the counts alone: no table of no rows. */
+	if (!top) {
+		fputs(format == MARKDOWN ? ".\n\n" : "\n", out);
+		return;
+	}
 	if (format == MARKDOWN)
-		fprintf(out,
-			"Call sites: %zu changed, %zu new, %zu gone.\n\n"
-			"| call site | bytes at the peak | change | allocations | change |\n"
-			"|---|---:|---:|---:|---:|\n",
-			changed, c->new_sites, c->gone_sites);
+		fprintf(out, ".\n\n"
+			     "| call site | bytes at the peak | change | allocations | change |\n"
+			     "|---|---:|---:|---:|---:|\n");
 	else
 		fprintf(out,
-			"  call sites: %zu changed, %zu new, %zu gone; by the change in bytes live "
-			"at the peak:\n    %14s %12s %10s %9s  %s\n",
-			changed, c->new_sites, c->gone_sites, "bytes@peak", "change", "allocs",
-			"change", "site");
+			"; by the change in bytes live at the peak:\n    %14s %12s %10s %9s  %s\n",
+			"bytes@peak", "change", "allocs", "change", "site");
 	for (size_t i = 0; i < c->site_count && i < top; i++) {
 		const struct site_change *s = &c->sites[i];
 		bool gone = !s->in_head;

@@ -55,7 +55,8 @@ static int usage(const char *why)
 		"                    plan's order, sizes in bytes (default: text)\n"
 		"  -s, --svg         an SVG picture of the image with the biggest arena\n"
 		"                    (default: text)\n"
-		"  -t, --top N       call sites listed per image, or all (default 10)\n"
+		"  -t, --top N       call sites listed per image, or all (default 10; 0:\n"
+		"                    none, the figures only)\n"
 		"  -a, --all         every image in the table and in detail (default: the\n"
 		"                    first %d in the table, %d in detail)\n"
 		"  -e, --exe NAME    only the images of executables whose file name, path\n"
@@ -139,7 +140,8 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 				: "none stored; looked up in the binaries now");
 	fprintf(out, "  frame sizes:  %u (replay walks stacks through them without unwinding)\n",
 		r->frame_size_count);
-	if (!r->site_count)
+	/* --top 0 asks for no sites: no table of none. */
+	if (!r->site_count || !top)
 		return;
 	fprintf(out, "  top call sites by bytes live at the peak (%s requested):\n",
 		size_text(a, sizeof(a), peak_bytes, exact));

@@ -240,6 +240,10 @@ assert d["arena_bytes"] == sum(i["arena_bytes"] for i in d["images"])
 status 0 "$MEMPLAN" show "$WORK/multi.plan"
 grep -q "lower bound:" "$WORK/out" || fail "show text has no lower bound"
 grep -q "top call sites" "$WORK/out" || fail "show text has no top call sites"
+# --top 0 lists no call sites: no table for them either.
+status 0 "$MEMPLAN" show --top 0 "$WORK/multi.plan"
+grep -q "lower bound:" "$WORK/out" && ! grep -q "top call sites" "$WORK/out" ||
+  fail "show --top 0: $(cat "$WORK/out")"
 # An image that allocated nothing has no ratio to its lower bound, nor a share
 # of its arena.
 status 0 "$MEMPLAN" record -o "$WORK/none.plan" -- true

@@ -64,6 +64,13 @@ grep -Eq '^ +15360 +\+5120 +40 +\+0  session_buffer <- session_open <- main \(ga
   "$WORK/out" || fail "diff text: $(cat "$WORK/out")"
 grep -Eq '^  requested peak +15808 +21568  \+5760 \(\+36\.44%\)$' "$WORK/out" ||
   fail "diff text figures: $(cat "$WORK/out")"
+# --top 0: the counts of the sites that changed, and no table of none.
+for format in "" --markdown; do
+  status 0 "$MEMPLAN" diff $format --top 0 "$WORK/v1.plan" "$WORK/v2.plan"
+  grep -Eqi '^ *call sites: 2 changed, 0 new, 0 gone\.?$' "$WORK/out" &&
+    ! grep -Eq 'bytes@peak|bytes at the peak|session_open' "$WORK/out" ||
+    fail "diff $format --top 0: $(cat "$WORK/out")"
+done
 status 0 "$MEMPLAN" diff --markdown "$WORK/v1.plan" "$WORK/v2.plan"
 grep -Fq '| `session_buffer` ← `session_open` ← `main` (gate_app) | 15360 | +5120 | 40 | +0 |' \
   "$WORK/out" || fail "diff --markdown: $(cat "$WORK/out")"
