@@ -293,15 +293,22 @@ static int check_image(struct report *rep, const struct limits *lim, const struc
 	if (lim->growth && c) {
 		uint64_t base = c->base_figures.requested_peak_bytes;
 		double pct = plan_change_percent(base, f.requested_peak_bytes);
-		/* An image that asked for nothing before grows without bound. */
+		/* An image that asked for nothing before grows without bound: no
+		 * percentage measures it ("new", as diff says), and none allows it. */
 		if (isnan(pct) ? f.requested_peak_bytes > 0 : pct > lim->max_growth_pct) {
+			char how[64];
 			if ((n = sites_that_grew(c, false, sites)) < 0)
 				return n;
+			if (isnan(pct))
+				snprintf(how, sizeof(how), "new");
+			else
+				snprintf(how, sizeof(how), "%+.2f%%", pct);
 			snprintf(text, sizeof(text),
-				 "requested peak of %s grew by %" PRId64 " bytes, %+.2f%% (%" PRIu64
-				 " -> %" PRIu64 " bytes)",
-				 label, (int64_t)(f.requested_peak_bytes - base),
-				 isnan(pct) ? 100.0 : pct, base, f.requested_peak_bytes);
+				 "requested peak of %s grew by %" PRId64 " bytes, %s (%" PRIu64
+				 " -> %" PRIu64 " bytes)%s",
+				 label, (int64_t)(f.requested_peak_bytes - base), how, base,
+				 f.requested_peak_bytes,
+				 isnan(pct) ? ": growth from 0 bytes is over any percentage" : "");
 			report_violation(rep, &(struct violation){
 						  .option = "--max-growth",
 						  .limit = lim->max_growth_pct,

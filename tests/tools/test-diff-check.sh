@@ -106,6 +106,22 @@ status 1 "$MEMPLAN" check "$WORK/v2.plan" --max-peak 20000 --max-allocs 481
 grep -q '^FAIL --max-peak 20000 bytes: requested peak of ./gate_app is 21568 bytes; hold the most: session_buffer <- session_open' \
   "$WORK/out" || fail "check --max-peak: $(cat "$WORK/out")"
 status 0 "$MEMPLAN" check "$WORK/v2.plan" --max-peak 21568 --max-allocs 482
+# Growth from a requested peak of 0 has no percentage: diff says "(new)", and
+# check fails it whatever the limit, saying why, in text and JSON alike.
+mkdir "$WORK/zero"
+printf '#include <stdlib.h>\nint main(void) { return getenv("GROW") ? !malloc(1) : 0; }\n' >"$WORK/zero/one.c"
+cc "$WORK/zero/one.c" -o "$WORK/zero/one"
+(cd "$WORK/zero" && "$MEMPLAN" record -o "$WORK/zero0.plan" -- ./one &&
+  GROW=1 "$MEMPLAN" record -o "$WORK/zero1.plan" -- ./one) || fail "recording ./one failed"
+status 0 "$MEMPLAN" diff "$WORK/zero0.plan" "$WORK/zero1.plan"
+grep -Eq '^  requested peak +0 +1  \+1 \(new\)$' "$WORK/out" || fail "diff from 0: $(cat "$WORK/out")"
+why='requested peak of ./one grew by 1 bytes, new (0 -> 1 bytes): growth from 0 bytes is over any percentage'
+status 1 "$MEMPLAN" check "$WORK/zero1.plan" --baseline "$WORK/zero0.plan" --max-growth 1000
+grep -qF "FAIL --max-growth 1000%: $why; grew most: main (one) +1" "$WORK/out" ||
+  fail "check of growth from 0: $(cat "$WORK/out")"
+status 1 "$MEMPLAN" check "$WORK/zero1.plan" --baseline "$WORK/zero0.plan" --max-growth 1000 --json
+[ "$(json_get "$WORK/out" 'd["violations"][0]["text"]')" = "$why" ] ||
+  fail "check --json of growth from 0: $(cat "$WORK/out")"
 
 # A rebuild that changes no behaviour changes nothing: code moved (every line),
 # and -O1 without inlining against -O2 (session_buffer a frame of its own).
