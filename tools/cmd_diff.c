@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "image_label.h"
 #include "json_print.h"
+#include "markdown_text.h"
 #include "plan_compare.h"
 #include "plan_file.h"
 #include "text_safe.h"
@@ -172,6 +173,21 @@ static void print_sites(FILE *out, enum format format, const struct image_change
 			format == MARKDOWN ? "\n" : "");
 }
 
+/* Prints text (escaped already) as a Markdown code span that its own
+ * backticks do not end, outside a table. */
+static void print_code(FILE *out, const char *text)
+{
+	/* The delimiters are at most one backtick more than text has. */
+	size_t len = strlen(text), cap = 3 * len + 8, at = 0;
+	char *code = malloc(cap);
+
+	if (code && markdown_code_append(code, cap, &at, text, len, false))
+		fputs(code, out);
+	else
+		fprintf(out, "`%s`", text);
+	free(code);
+}
+
 /* base_name, head_name: the plans' paths, escaped. */
 static void print_report(FILE *out, enum format format, const char *base_name,
 			 const char *head_name, const struct plan_comparison *cmp, uint32_t top)
@@ -183,9 +199,13 @@ static void print_report(FILE *out, enum format format, const char *base_name,
 		fresh += cmp->images[i].pair.base < 0;
 		gone += cmp->images[i].pair.head < 0;
 	}
-	if (format == MARKDOWN)
-		fprintf(out, "### memplan diff: `%s` → `%s`\n\n", base_name, head_name);
-	else
+	if (format == MARKDOWN) {
+		fputs("### memplan diff: ", out);
+		print_code(out, base_name);
+		fputs(" → ", out);
+		print_code(out, head_name);
+		fputs("\n\n", out);
+	} else
 		fprintf(out, "memplan diff: %s -> %s\n", base_name, head_name);
 	fprintf(out, "%zu process image%s paired, %zu new, %zu gone.\n\n", cmp->paired,
 		cmp->paired == 1 ? "" : "s", fresh, gone);
@@ -204,15 +224,11 @@ static void print_report(FILE *out, enum format format, const char *base_name,
 				  : c->pair.args_differ ? "paired by executable, arguments differ"
 							: "paired";
 		if (format == MARKDOWN) {
-			/* A backtick of the command's would end the code span, and
-			 * what follows it would be markup in the comment: left out,
-			 * as site names leave it (the label is escaped already). The
-			 * mark of a forked child is no part of the command. */
-			char code[sizeof(label)];
-			size_t at = 0;
+			/* The mark of a forked child is no part of the command. */
 			image_label_command(im, image_match_label, label, sizeof(label));
-			text_safe_append(code, sizeof(code), &at, label, strlen(label), "`");
-			fprintf(out, "#### `%s`%s (%s)\n\n", code, image_label_mark(im), how);
+			fputs("#### ", out);
+			print_code(out, label);
+			fprintf(out, "%s (%s)\n\n", image_label_mark(im), how);
 		} else {
 			image_label(im, image_match_label, label, sizeof(label));
 			fprintf(out, "\nimage %s (%s)\n", label, how);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "frame_symbols.h"
+#include "markdown_text.h"
 #include "text_safe.h"
 
 /* The length of name without a compiler clone suffix: C++ names demangle
@@ -119,12 +120,13 @@ int site_identity_compare_lines(const struct site_identity *a, const struct site
 }
 
 /* Appends text to out at *at, as much as fits in cap (out stays terminated),
- * its control characters escaped (text_safe.h); for markdown, '|' and '`'
- * (which would end a table cell or a code span) are left out. False if it did
- * not all fit. */
+ * its control characters escaped (text_safe.h); for markdown, escaped as
+ * text in a table cell (markdown_text.h). False if it did not all fit. */
 static bool put(char *out, size_t cap, size_t *at, const char *text, size_t len, bool markdown)
 {
-	return text_safe_append(out, cap, at, text, len, markdown ? "|`" : NULL);
+	if (markdown)
+		return markdown_text_append(out, cap, at, text, len);
+	return text_safe_append(out, cap, at, text, len, NULL);
 }
 
 /* Ends a name cut short with "...", on a whole UTF-8 character: a cut in the
@@ -160,13 +162,16 @@ void site_identity_name(const struct site_identity *id, bool markdown, char *out
 		}
 		if (k)
 			fits &= put(out, cap, &at, arrow, strlen(arrow), false);
-		if (markdown)
-			fits &= put(out, cap, &at, "`", 1, false);
-		if (!fn->function)
-			fits &= put(out, cap, &at, fn->module, strlen(fn->module), markdown);
-		fits &= put(out, cap, &at, name, strlen(name), markdown);
-		if (markdown)
-			fits &= put(out, cap, &at, "`", 1, false);
+		if (markdown) {
+			/* One code span, whatever its name holds (a C++ operator|). */
+			char code[1024];
+			snprintf(code, sizeof(code), "%s%s", fn->function ? "" : fn->module, name);
+			fits &= markdown_code_append(out, cap, &at, code, strlen(code), true);
+		} else {
+			if (!fn->function)
+				fits &= put(out, cap, &at, fn->module, strlen(fn->module), false);
+			fits &= put(out, cap, &at, name, strlen(name), false);
+		}
 		if (k + 1 == id->count || strcmp(fn->module, id->functions[k + 1].module)) {
 			fits &= put(out, cap, &at, " (", 2, false);
 			fits &= put(out, cap, &at, fn->module, strlen(fn->module), markdown);

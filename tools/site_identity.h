@@ -51,6 +51,7 @@ int site_identity_compare_lines(const struct site_identity *a, const struct site
 /* Writes the chain for people into out (at most cap bytes, NUL-terminated):
  * the functions innermost first, each run of one module followed by its name,
  * "make_buf <- session_open <- main (prog)"; for markdown, each function a code
- * span and the arrows "←" ("`make_buf` ← `session_open` ← `main` (prog)").
+ * span and the arrows "←" ("`make_buf` ← `session_open` ← `main` (prog)"),
+ * escaped for a table cell (markdown_text.h) so that every name shows as it is.
  * A chain that does not fit ends with "..." where it was cut. */
 void site_identity_name(const struct site_identity *id, bool markdown, char *out, size_t cap);

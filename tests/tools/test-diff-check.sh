@@ -257,15 +257,32 @@ for bad in other cut flipped missing; do
   [ ! -s "$WORK/out" ] && grep -q "^memplan: .*$WORK/$bad.plan" "$WORK/err" ||
     fail "check with a $bad baseline: $(cat "$WORK/out" "$WORK/err")"
 done
-# A command's backticks would end the Markdown heading's code span: left out.
+# A command with backticks and a '|' shows as it is in the Markdown heading:
+# a code span between two backticks, which its own do not end.
 for v in 1 2; do
   flag=; [ $v = 1 ] || flag=-r
-  (cd "$WORK" && "$MEMPLAN" record -o "$WORK/tick$v.plan" -- sort $flag '`![x](y)`' "$SOURCE_DIR/gate_app.c" \
-    >/dev/null 2>&1) || true
+  (cd "$WORK" && "$MEMPLAN" record -o "$WORK/tick$v.plan" -- sort $flag '`![x](y)`' 'a|b' \
+    "$SOURCE_DIR/gate_app.c" >/dev/null 2>&1) || true
 done
 status 0 "$MEMPLAN" diff --markdown "$WORK/tick1.plan" "$WORK/tick2.plan"
-grep -q '^#### `sort -r !\[x\](y) .*gate_app.c` (paired by executable, arguments differ)$' "$WORK/out" ||
+grep -q '^#### `` sort -r `!\[x\](y)` a|b .*gate_app.c `` (paired by executable, arguments differ)$' "$WORK/out" ||
   fail "diff --markdown of a command with backticks: $(cat "$WORK/out")"
+# A C++ operator| in a Markdown table: its '|' is the cell's "\|", not left out.
+if command -v c++ >/dev/null; then
+  mkdir "$WORK/op"
+  cat >"$WORK/op/op.cc" <<'CC'
+#include <cstdlib>
+struct S { int n; };
+__attribute__((noinline)) void *operator|(S s, int k) { return malloc((size_t)(s.n * k)); }
+int main() { void *volatile p = S{getenv("GROW") ? 64 : 32} | 2; return !p; }
+CC
+  c++ -g -O1 "$WORK/op/op.cc" -o "$WORK/op/op"
+  (cd "$WORK/op" && "$MEMPLAN" record -o "$WORK/op1.plan" -- ./op &&
+    GROW=1 "$MEMPLAN" record -o "$WORK/op2.plan" -- ./op) || fail "recording ./op failed"
+  status 0 "$MEMPLAN" diff --markdown "$WORK/op1.plan" "$WORK/op2.plan"
+  grep -Fqx '| `operator\|(S, int)` ← `main` (op) | 128 | +64 | 1 | +0 |' "$WORK/out" ||
+    fail "diff --markdown of operator|: $(cat "$WORK/out")"
+fi
 grep -q "shares no process image with" <("$MEMPLAN" diff "$WORK/v1.plan" "$WORK/other.plan" 2>&1) ||
   fail "diff of another program's plan does not say so"
 

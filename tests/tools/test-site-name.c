@@ -1,7 +1,8 @@
 /* How a call site is named in one line (site_identity_name): whole, or cut
  * with "..." on a whole UTF-8 character when it does not fit, never in the
  * middle of a name that would then read as a whole one (a C++ template's,
- * say), and with control characters escaped. Exits 1 on a failed check. */
+ * say), with control characters escaped, and in Markdown shown as it is.
+ * Exits 1 on a failed check. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,8 @@ int main(void)
 	check(!strcmp(again, out), "exact fit", again);
 	/* Names from a hostile plan: control characters, C1's in UTF-8 too, are
 	 * escaped (no escape sequence reaches the terminal, nothing splits the
-	 * line), and markdown's cell and code-span ends are left out. */
+	 * line); in markdown, a '|' is the table cell's "\|", a name with a
+	 * backtick is a code span between two, and markup outside one is escaped. */
 	struct site_function odd[] = {
 	    {.module = "a\nb",
 	     .function = "f\x1b]0;title\x07g\xc2\x9b"
@@ -81,8 +83,20 @@ int main(void)
 	check(!strcmp(out, "f\\x1b]0;title\\x07g\\x9b2J (a\\nb) <- h\\ti|j`k\\x7f (m|`)"),
 	      "escaped", out);
 	site_identity_name(&odd_id, true, out, sizeof(out));
-	check(!strchr(out, '|') && strstr(out, "`h\\tijk\\x7f`") &&
-		  !strpbrk(out, "\n\t\x1b\x07\x7f"),
+	check(!strcmp(out, "`f\\x1b]0;title\\x07g\\x9b2J` (a\\nb) ← `` h\\ti\\|j`k\\x7f `` "
+			   "(m\\|\\`)"),
 	      "escaped markdown", out);
+	/* C++ operators, a run of backticks, markup in a module's name: shown as
+	 * they are once GitHub renders them. */
+	struct site_function ops[] = {
+	    {.module = "*lib_a_.so*", .function = "operator|(S, int)"},
+	    {.module = "app", .function = "f``g"},
+	    {.module = "app", .function = "operator||(S, S)"},
+	};
+	struct site_identity ops_id = {.functions = ops, .count = 3};
+	site_identity_name(&ops_id, true, out, sizeof(out));
+	check(!strcmp(out, "`operator\\|(S, int)` (\\*lib_a\\_.so\\*) ← ``` f``g ``` ← "
+			   "`operator\\|\\|(S, S)` (app)"),
+	      "markdown operators", out);
 	return 0;
 }
