@@ -192,10 +192,9 @@ static void wait_for_left(const char *output, const char *cmd, double seconds)
 /* Reads a number of seconds from 0 to max into *out; false if text is none. */
 static bool seconds_arg(const char *text, double max, double *out)
 {
-	char *end;
-	double v = strtod(text, &end);
+	double v;
 
-	if (*end || end == text || !(v >= 0 && v <= max))
+	if (cli_parse_decimal(text, &v) < 0 || v > max)
 		return false;
 	*out = v;
 	return true;

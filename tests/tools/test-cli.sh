@@ -11,6 +11,11 @@ status 2 "$MEMPLAN" frobnicate
 status 2 "$MEMPLAN" record -- true
 status 2 "$MEMPLAN" record -o "$WORK/x.plan"
 status 2 "$MEMPLAN" record -o "$WORK/x.plan" --depth 0 -- true
+# Seconds are plain decimal numbers, as every number memplan reads.
+for seconds in 1e1 0x10 -1 ' 2'; do
+  status 2 "$MEMPLAN" record -o "$WORK/x.plan" --wait-left "$seconds" -- true
+  status 2 "$MEMPLAN" record -o "$WORK/x.plan" --plan-seconds "$seconds" -- true
+done
 status 2 "$MEMPLAN" record -o "$WORK/x.plan" --depth many -- true
 status 2 "$MEMPLAN" replay -- true
 # Percentages are digits with an optional fraction: not strtod's hexadecimal
