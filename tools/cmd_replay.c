@@ -94,7 +94,7 @@ static char **plan_exe_names(const void *buf, size_t *count)
 		size_t len = strlen(name), at = 0;
 		/* An escape takes at most four bytes a byte. */
 		if ((names[i] = malloc(4 * len + 1)))
-			text_safe_append(names[i], 4 * len + 1, &at, name, len, NULL);
+			text_safe_append(names[i], 4 * len + 1, &at, name, len);
 		if (!names[i]) {
 			while (i--)
 				free(names[i]);

@@ -42,8 +42,8 @@ void image_match_label(const struct plan_image *im, char *out, size_t cap)
 
 	out[0] = '\0';
 	for (const char *a = image_match_next_arg(im, NULL); a; a = image_match_next_arg(im, a)) {
-		if ((at && !text_safe_append(out, cap, &at, " ", 1, NULL)) ||
-		    !text_safe_append(out, cap, &at, a, strlen(a), NULL)) {
+		if ((at && !text_safe_append(out, cap, &at, " ", 1)) ||
+		    !text_safe_append(out, cap, &at, a, strlen(a))) {
 			if (cap > 4)
 				strcpy(out + (at < cap - 4 ? at : cap - 4), "...");
 			return;
@@ -51,7 +51,7 @@ void image_match_label(const struct plan_image *im, char *out, size_t cap)
 	}
 	if (!at) {
 		const char *exe = image_match_exe_name(im);
-		text_safe_append(out, cap, &at, exe, strlen(exe), NULL);
+		text_safe_append(out, cap, &at, exe, strlen(exe));
 	}
 }
 

@@ -35,12 +35,12 @@ static bool append(char *out, size_t cap, size_t *at, const char *text, size_t l
 	for (size_t i = 0; i < len; i++) {
 		if (!escape || !escape(text, len, i))
 			continue;
-		if (!text_safe_append(out, cap, at, text + from, i - from, NULL) ||
+		if (!text_safe_append(out, cap, at, text + from, i - from) ||
 		    !put_escaped(out, cap, at, text[i]))
 			return false;
 		from = i + 1;
 	}
-	return text_safe_append(out, cap, at, text + from, len - from, NULL);
+	return text_safe_append(out, cap, at, text + from, len - from);
 }
 
 static bool is_pipe(const char *text, size_t len, size_t i)
@@ -59,9 +59,9 @@ static bool is_markup(const char *text, size_t len, size_t i)
 static bool put_ticks(char *out, size_t cap, size_t *at, size_t ticks, bool pad)
 {
 	for (size_t k = 0; k < ticks; k++)
-		if (!text_safe_append(out, cap, at, "`", 1, NULL))
+		if (!text_safe_append(out, cap, at, "`", 1))
 			return false;
-	return !pad || text_safe_append(out, cap, at, " ", 1, NULL);
+	return !pad || text_safe_append(out, cap, at, " ", 1);
 }
 
 bool markdown_code_append(char *out, size_t cap, size_t *at, const char *text, size_t len,
@@ -76,7 +76,7 @@ bool markdown_code_append(char *out, size_t cap, size_t *at, const char *text, s
 	}
 	return put_ticks(out, cap, at, longest + 1, longest > 0) &&
 	       append(out, cap, at, text, len, table ? is_pipe : NULL) &&
-	       (!longest || text_safe_append(out, cap, at, " ", 1, NULL)) &&
+	       (!longest || text_safe_append(out, cap, at, " ", 1)) &&
 	       put_ticks(out, cap, at, longest + 1, false);
 }
 

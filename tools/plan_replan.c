@@ -187,7 +187,7 @@ int plan_replan_run(struct plan_replan *r, const void *buf, const struct replan_
 			const char *path = im.strings + im.record.exe_path_offset;
 			char exe[256];
 			size_t at = 0;
-			text_safe_append(exe, sizeof(exe), &at, path, strlen(path), NULL);
+			text_safe_append(exe, sizeof(exe), &at, path, strlen(path));
 			snprintf(why, why_len, "image %u (%s): %s", i, exe, image_why);
 		}
 		free(decoded);

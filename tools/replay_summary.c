@@ -44,7 +44,7 @@ static void add_line(const struct stats_line *line, void *ctx)
 	memset(im, 0, sizeof(*im));
 	const char *slash = strrchr(line->exe, '/'), *name = slash ? slash + 1 : line->exe;
 	size_t at = 0;
-	text_safe_append(im->name, sizeof(im->name), &at, name, strlen(name), NULL);
+	text_safe_append(im->name, sizeof(im->name), &at, name, strlen(name));
 	im->allocs = line->allocs;
 	im->hits = line->hits;
 	im->arena_bytes = line->arena_bytes;
@@ -58,7 +58,7 @@ static void add_line(const struct stats_line *line, void *ctx)
 			most = line->miss[k];
 			at = 0;
 			text_safe_append(im->top_miss, sizeof(im->top_miss), &at,
-					 line->miss_name[k], strlen(line->miss_name[k]), NULL);
+					 line->miss_name[k], strlen(line->miss_name[k]));
 		}
 	if (line->missed_site_count) {
 		im->has_top_site = true;

@@ -92,12 +92,12 @@ static void command_text(const struct plan_image *im, char *out, size_t cap)
 {
 	const char *first = image_match_next_arg(im, NULL), *exe = image_match_exe_name(im);
 	size_t at = 0;
-	bool fits = text_safe_append(out, cap, &at, exe, strlen(exe), NULL);
+	bool fits = text_safe_append(out, cap, &at, exe, strlen(exe));
 
 	for (const char *a = first ? image_match_next_arg(im, first) : NULL; a && fits;
 	     a = image_match_next_arg(im, a))
-		fits = text_safe_append(out, cap, &at, " ", 1, NULL) &&
-		       text_safe_append(out, cap, &at, a, strlen(a), NULL);
+		fits = text_safe_append(out, cap, &at, " ", 1) &&
+		       text_safe_append(out, cap, &at, a, strlen(a));
 	if (!fits && cap > 4)
 		strcpy(out + (at < cap - 4 ? at : cap - 4), "...");
 }

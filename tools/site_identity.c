@@ -126,7 +126,7 @@ static bool put(char *out, size_t cap, size_t *at, const char *text, size_t len,
 {
 	if (markdown)
 		return markdown_text_append(out, cap, at, text, len);
-	return text_safe_append(out, cap, at, text, len, NULL);
+	return text_safe_append(out, cap, at, text, len);
 }
 
 /* Ends a name cut short with "...", on a whole UTF-8 character: a cut in the

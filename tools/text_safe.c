@@ -30,8 +30,7 @@ static size_t escape_at(const unsigned char *text, size_t left, char *esc)
 	return 0;
 }
 
-bool text_safe_append(char *out, size_t cap, size_t *at, const char *text, size_t len,
-		      const char *drop)
+bool text_safe_append(char *out, size_t cap, size_t *at, const char *text, size_t len)
 {
 	const unsigned char *t = (const unsigned char *)text;
 	size_t i = 0;
@@ -39,10 +38,6 @@ bool text_safe_append(char *out, size_t cap, size_t *at, const char *text, size_
 	while (i < len) {
 		char esc[5];
 		size_t n = escape_at(t + i, len - i, esc);
-		if (!n && drop && t[i] && strchr(drop, t[i])) {
-			i++;
-			continue;
-		}
 		const char *put = n ? esc : text + i;
 		size_t put_len = n ? strlen(esc) : 1;
 		if (*at + put_len >= cap)
@@ -80,6 +75,6 @@ char *text_safe_dup(const char *s)
 	char *out = malloc(4 * len + 1);
 
 	if (out)
-		text_safe_append(out, 4 * len + 1, &at, s, len, NULL);
+		text_safe_append(out, 4 * len + 1, &at, s, len);
 	return out;
 }

@@ -13,10 +13,9 @@
 #include <stdio.h>
 
 /* Appends text[0..len) to out, escaped, from *at on; out has cap bytes and stays
- * NUL-terminated (cap > 0). The bytes of drop (NULL: none) are left out.
- * Returns false if not all of it fit: out then ends on a whole escape. */
-bool text_safe_append(char *out, size_t cap, size_t *at, const char *text, size_t len,
-		      const char *drop);
+ * NUL-terminated (cap > 0). Returns false if not all of it fit: out then ends
+ * on a whole escape. */
+bool text_safe_append(char *out, size_t cap, size_t *at, const char *text, size_t len);
 
 /* Writes the string s to f, escaped. */
 void text_safe_fputs(const char *s, FILE *f);
