@@ -299,8 +299,8 @@ struct show_options {
 /* Prints the images in order (count of them; all the plan's images_total)
  * as text or JSON, of the plan at path (name: escaped, for text). Returns the
  * exit status. */
-static int show_images(const char *path, const char *name, const void *buf, uint32_t *order, uint32_t count,
-		       const struct show_options *o, struct symbolizer *sym)
+static int show_images(const char *path, const char *name, const void *buf, uint32_t *order,
+		       uint32_t count, const struct show_options *o, struct symbolizer *sym)
 {
 	const struct plan_file_header *h = plan_file_header(buf);
 	uint64_t sites;

@@ -24,5 +24,4 @@ const char *image_label_mark(const struct plan_image *image);
 
 /* Writes the label of image into out (cap bytes, NUL-terminated): its command
  * as image_label_command writes it, cut to leave room for its mark. */
-void image_label(const struct plan_image *image, image_command_fn *command, char *out,
-		 size_t cap);
+void image_label(const struct plan_image *image, image_command_fn *command, char *out, size_t cap);

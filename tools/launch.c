@@ -55,8 +55,8 @@ int launch_check_record_module(void)
 	if (access(lib, R_OK) == 0)
 		return 0;
 	fprintf(stderr,
-		"memplan: %s: %s (it holds the recording, and goes beside "
-		MEMPLAN_PRELOAD_NAME ")\n",
+		"memplan: %s: %s (it holds the recording, and goes beside " MEMPLAN_PRELOAD_NAME
+		")\n",
 		lib, strerror(errno));
 	return -1;
 }

@@ -47,8 +47,7 @@ static bool path_may_start(const char *arg, size_t i)
 	return arg[0] == '-' && !memchr(arg, '/', i);
 }
 
-void temp_names_begin(struct temp_names_reader *r, const char *arg, size_t len,
-		      const char *tmpdir)
+void temp_names_begin(struct temp_names_reader *r, const char *arg, size_t len, const char *tmpdir)
 {
 	*r = (struct temp_names_reader){.arg = arg, .len = strnlen(arg, len), .tmpdir = tmpdir};
 }
@@ -86,8 +85,7 @@ int temp_names_next(struct temp_names_reader *r)
 	return (unsigned char)arg[r->at++];
 }
 
-bool temp_names_same(const char *a, size_t a_len, const char *b, size_t b_len,
-		     const char *tmpdir)
+bool temp_names_same(const char *a, size_t a_len, const char *b, size_t b_len, const char *tmpdir)
 {
 	struct temp_names_reader x, y;
 	int c, d;

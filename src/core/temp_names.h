@@ -21,7 +21,7 @@
 struct temp_names_reader {
 	const char *arg;
 	size_t len, at;
-	const char *tmpdir; /* $TMPDIR, or NULL */
+	const char *tmpdir;  /* $TMPDIR, or NULL */
 	size_t verbatim_end; /* a temporary directory's prefix, read as it is */
 	size_t run_left;     /* the rest of a short run of name characters */
 	bool in_temp;	     /* within a path under a temporary directory */
@@ -29,13 +29,11 @@ struct temp_names_reader {
 
 /* Starts reading arg (at most len bytes; it may end earlier with a NUL), with
  * tmpdir as $TMPDIR (NULL or not absolute: none). */
-void temp_names_begin(struct temp_names_reader *r, const char *arg, size_t len,
-		      const char *tmpdir);
+void temp_names_begin(struct temp_names_reader *r, const char *arg, size_t len, const char *tmpdir);
 
 /* The next character of the argument as normalised, or -1 at its end. */
 int temp_names_next(struct temp_names_reader *r);
 
 /* Whether two arguments read the same once their temporary names are
  * replaced. */
-bool temp_names_same(const char *a, size_t a_len, const char *b, size_t b_len,
-		     const char *tmpdir);
+bool temp_names_same(const char *a, size_t a_len, const char *b, size_t b_len, const char *tmpdir);

@@ -8,10 +8,11 @@
  * named-checkzone, linked with jemalloc, died at its first free under replay.
  *
  * Which one is found once (dlsym(RTLD_NEXT, "malloc"), as any interposer
- * does, after a look at the first definition, dlsym(RTLD_DEFAULT)): at memplan's start-up, or by a call that comes before it (the
- * loader's own). It is glibc's in nearly every program: that case is one
- * predictable branch before the __libc_ call. memplan's own tables stay on
- * glibc (__libc_malloc, real_libc.h): the program never sees them. */
+ * does, after a look at the first definition, dlsym(RTLD_DEFAULT)): at
+ * memplan's start-up, or by a call that comes before it (the loader's own).
+ * It is glibc's in nearly every program: that case is one predictable branch
+ * before the __libc_ call. memplan's own tables stay on glibc (__libc_malloc,
+ * real_libc.h): the program never sees them. */
 #pragma once
 
 #include <stdatomic.h>

@@ -471,7 +471,8 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 			*unreadable = true;
 			return MATCH_NONE;
 		}
-		uint32_t d = image_args_distance(args, args_bytes, id->args, id->args_bytes, tmpdir);
+		uint32_t d =
+		    image_args_distance(args, args_bytes, id->args, id->args_bytes, tmpdir);
 		if (d < best_distance) {
 			best_distance = d;
 			best = i;

@@ -41,7 +41,8 @@ int main(void)
 	/* $TMPDIR's own long names are kept, those under it replaced. */
 	normalised("/scratch/build_area/ccAbC123.o", 99, "/scratch/build_area/",
 		   "/scratch/build_area/*.o");
-	normalised("/scratch/build_area/ccAbC123.o", 99, "relative", "/scratch/build_area/ccAbC123.o");
+	normalised("/scratch/build_area/ccAbC123.o", 99, "relative",
+		   "/scratch/build_area/ccAbC123.o");
 	/* Cut short by its length, or by a NUL before it. */
 	normalised("/tmp/ccAbC123.s", 8, NULL, "/tmp/ccA");
 	normalised("/tmp/ccAbC123.s", 11, NULL, "/tmp/*");
