@@ -165,7 +165,8 @@ static void wait_for_left(const char *output, const char *cmd, double seconds)
 {
 	const double quiet =
 	    seconds < RECORD_WAIT_QUIET_SECONDS ? seconds : RECORD_WAIT_QUIET_SECONDS;
-	bool signalled = false;
+	/* A ^C that reached memplan as the command ended asked to stop too. */
+	bool signalled = launch_signal_passed();
 	char what[256];
 	unsigned n;
 

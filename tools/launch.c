@@ -116,13 +116,23 @@ static bool child_ran(int report[2])
 static const int passed_on[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT};
 #define PASSED_ON_COUNT (sizeof(passed_on) / sizeof(passed_on[0]))
 
+/* A signal passed on to the command: it may have come as the command ended,
+ * too late for it to act on (launch_signal_passed). */
+static volatile sig_atomic_t passed_signal;
+
 static void pass_on(int sig)
 {
 	int saved = errno;
 
+	passed_signal = sig;
 	if (child_pid > 0)
 		kill(child_pid, sig);
 	errno = saved;
+}
+
+bool launch_signal_passed(void)
+{
+	return passed_signal != 0;
 }
 
 static void on_sigpipe(int sig)
@@ -170,6 +180,7 @@ int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx)
 		sigaction(passed_on[i], NULL, &old[i]);
 	last_started = false;
 	last_signal = 0;
+	passed_signal = 0;
 	if (pipe2(report, O_CLOEXEC) < 0) {
 		sigprocmask(SIG_SETMASK, &before, NULL);
 		fprintf(stderr, "memplan: cannot make a pipe: %s\n", strerror(errno));
@@ -307,6 +318,8 @@ unsigned launch_wait_left(double seconds, bool *signalled)
 	for (size_t i = 0; i < PASSED_ON_COUNT; i++)
 		sigaddset(&wake, passed_on[i]);
 	sigprocmask(SIG_BLOCK, &wake, &before);
+	if (*signalled && deadline > now_s() + 1)
+		deadline = now_s() + 1;
 	while (reap_left()) {
 		double left_s = deadline - now_s();
 		if (left_s <= 0)

@@ -51,6 +51,11 @@ int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx);
 bool launch_started(void);
 int launch_signal(void);
 
+/* Whether launch_run passed a signal on to the command (^C, SIGTERM): one
+ * that came as the command ended may have found it gone, and is the user's
+ * wish all the same. */
+bool launch_signal_passed(void);
+
 /* Makes memplan the parent of the processes the command leaves running when
  * their own parent ends (a shell's background job, a daemon), instead of init
  * (PR_SET_CHILD_SUBREAPER), so that launch_wait_left can wait for them. Call
@@ -66,6 +71,7 @@ unsigned launch_left(char *what, size_t cap);
  * reaping them. A SIGINT, SIGTERM, SIGHUP or SIGQUIT sent to memplan meanwhile
  * sets *signalled and cuts the wait to one more second (^C also reaches the
  * terminal's foreground jobs, which then end and write what they recorded);
- * one while *signalled is set ends it. Neither is passed on. Returns how many
+ * one while *signalled is set ends it, and a wait begun with it set lasts a
+ * second at most. Neither is passed on. Returns how many
  * are still running. */
 unsigned launch_wait_left(double seconds, bool *signalled);

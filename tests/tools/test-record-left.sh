@@ -114,6 +114,15 @@ wait "$recorder" || fail "memplan record failed after ^C in the quiet wait: $(ca
 [ $(($(date +%s) - start)) -lt 5 ] || fail "^C in the quiet wait did not cut it short"
 end_sleeper "$WORK/quiet.err"
 
+# ^C as the command ends, while memplan still waits for it: passed on to a
+# command that ignores it, it stops the wait all the same (it was lost, and
+# memplan waited the whole 10 s). The command sends it itself, so that the
+# moment is sure.
+start=$(date +%s)
+status 0 "$MEMPLAN" record -o "$WORK/late.plan" -- sh -c 'trap "" INT; sleep 60 & kill -INT $PPID; exit 0'
+[ $(($(date +%s) - start)) -lt 5 ] || fail "^C as the command ended did not cut the wait short"
+end_sleeper "$WORK/err"
+
 status 2 "$MEMPLAN" record --wait-left -1 -o "$WORK/x.plan" -- true
 grep -q -- "--wait-left takes seconds from 0 to 86400" "$WORK/err" || fail "$(cat "$WORK/err")"
 echo "ok"
