@@ -68,7 +68,7 @@ fi
 # call itself: memplan says so in one line and stays off, rather than write an
 # empty plan over the one there or replay nothing without a word. (jemalloc,
 # which bind9-utils brings: an allocator that defines every call.)
-jemalloc=$(ldconfig -p | awk '$1 == "libjemalloc.so.2" { print $NF; exit }')
+jemalloc=$(ldconfig -p | awk '$1 == "libjemalloc.so.2" && !found { print $NF; found = 1 }')
 if [ -n "$jemalloc" ]; then
   sort_in=$WORK/sort.in
   seq 1 2000 | awk '{ print ($1 * 37) % 2000 }' >"$sort_in"

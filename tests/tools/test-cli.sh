@@ -182,7 +182,7 @@ status 0 "$MEMPLAN" replay -p "$WORK/family.plan" -- /sbin/ldconfig -p
 # A program set-user-ID to another user (root runs one owned by nobody) runs
 # in the loader's secure mode, which ignores LD_PRELOAD: said as for a static
 # one. Only as root, and where the file system honours the bit.
-if [ "$(id -u)" = 0 ] && ! findmnt -no OPTIONS -T "$WORK" | grep -qw nosuid; then
+if [ "$(id -u)" = 0 ] && [[ ",$(findmnt -no OPTIONS -T "$WORK")," != *,nosuid,* ]]; then
   cp "$PROGRAMS/family" "$WORK/setuid-family"
   chown nobody "$WORK/setuid-family"
   chmod u+s "$WORK/setuid-family"
