@@ -115,9 +115,14 @@ struct replay_options {
 };
 
 /* With --strict: says why the run fails the check, in one line. */
-static void strict_failure(const struct replay_options *o, const char *why)
+static void strict_failure(const struct replay_options *o, const char *why, int status)
 {
-	fprintf(stderr, "memplan: %s: --strict: %s; exit status 1\n", o->plan, why);
+	/* A command that failed keeps its own status, which says more. */
+	if (status)
+		fprintf(stderr, "memplan: %s: --strict: %s; the command's own exit status, %d, stands\n",
+			o->plan, why, status);
+	else
+		fprintf(stderr, "memplan: %s: --strict: %s; exit status 1\n", o->plan, why);
 }
 
 /* Names the call site that missed most in each poorly served image, from the
@@ -170,7 +175,7 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 			return 1;
 		status = launch_run(command); /* no statistics to judge by */
 		if (o->strict && status == 0) {
-			strict_failure(o, "no statistics file could be made to judge the run by");
+			strict_failure(o, "no statistics file could be made to judge the run by", status);
 			return 1;
 		}
 		return status;
@@ -187,7 +192,7 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 		if (o->strict) {
 			failed = true;
 			strict_failure(o, "the statistics file is not a regular file, so the share "
-					  "served cannot be read back");
+					  "served cannot be read back", status);
 		}
 	} else if (killed_by(status) && !s.any_in_plan) {
 		/* SIGKILL ends a process before it can write its statistics: its
@@ -198,7 +203,7 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 			o->plan, killed_by(status));
 		if (o->strict) {
 			failed = true;
-			strict_failure(o, "no process of the command wrote its statistics");
+			strict_failure(o, "no process of the command wrote its statistics", status);
 		}
 	} else if (lines > 0 && !s.any_in_plan) {
 		const char *rebuilt = replay_summary_other_build(
@@ -217,7 +222,7 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 				o->plan);
 		if (o->strict) {
 			failed = true;
-			strict_failure(o, "no process found its program in the plan");
+			strict_failure(o, "no process found its program in the plan", status);
 		}
 	} else if (lines > 0) {
 		if (!o->quiet) {
@@ -232,13 +237,13 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 			snprintf(why, sizeof(why), "%s served, under --min-hit-rate %g", pct,
 				 o->min_hit_pct);
 			failed = true;
-			strict_failure(o, why);
+			strict_failure(o, why, status);
 		}
 	} else if (o->strict) {
 		/* Silent otherwise: a process that could open no file (its
 		 * descriptors used up) runs on as it would, without a word. */
 		failed = true;
-		strict_failure(o, "no process of the command wrote its statistics");
+		strict_failure(o, "no process of the command wrote its statistics", status);
 	}
 	replay_summary_free(&s);
 	return failed && status == 0 ? 1 : status;
@@ -311,7 +316,7 @@ int cmd_replay(int argc, char **argv)
 		unsetenv("MEMPLAN_MODE");
 		status = launch_run(argv + optind);
 		if (o.strict && status == 0) {
-			strict_failure(&o, "the plan could not be used");
+			strict_failure(&o, "the plan could not be used", status);
 			return 1;
 		}
 		return status;
@@ -344,7 +349,7 @@ int cmd_replay(int argc, char **argv)
 			argv[optind], runtime);
 		status = launch_run(argv + optind);
 		if (o.strict && status == 0) {
-			strict_failure(&o, "a command built with a sanitizer cannot be served");
+			strict_failure(&o, "a command built with a sanitizer cannot be served", status);
 			status = 1;
 		}
 	} else if (kind == COMMAND_EXE_STATIC || kind == COMMAND_EXE_SETID) {
@@ -359,7 +364,7 @@ int cmd_replay(int argc, char **argv)
 		status = launch_run(argv + optind);
 		if (o.strict && status == 0) {
 			strict_failure(&o, setid ? "a set-user-ID command cannot be served"
-						 : "a statically linked command cannot be served");
+						 : "a statically linked command cannot be served", status);
 			status = 1;
 		}
 	} else {

@@ -78,8 +78,11 @@ grep -q "^memplan: perl.plan: the command was killed (signal 9) before any proce
 status 137 "$MEMPLAN" replay -p perl.plan -- sh -c 'perl -e "kill KILL => \$\$"; exit 137'
 grep -q "^memplan: perl.plan: the command was killed (signal 9) before" err ||
   fail "killed under a wrapper: $(cat err)"
-# The command's own failure is its status, --strict or not.
+# The command's own failure is its status, --strict or not, and the verdict
+# says so rather than claim status 1.
 status 3 "$MEMPLAN" replay -p ls.plan --strict -- sh -c 'sort -n in.txt; exit 3'
+grep -q "^memplan: ls.plan: --strict: no process found its program in the plan; the command's own exit status, 3, stands$" err ||
+  fail "strict verdict on a failed command: $(cat err)"
 # An unusable plan, or statistics that cannot be read back, fail --strict.
 head -c 64 sort.plan >cut.plan
 status 1 "$MEMPLAN" replay -p cut.plan --strict -- sort -n in.txt
