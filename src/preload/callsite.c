@@ -741,6 +741,11 @@ static struct thread_caches *own_caches(void)
 	return tc;
 }
 
+void callsite_prepare_thread(void)
+{
+	(void)own_caches();
+}
+
 /* The thread's end, as its keys' destructors run: what it allocates from now
  * on (other destructors, libc's own clean-up) is walked. The guard keeps a
  * signal handler that allocates off callsite_mutex while this holds it. */

@@ -364,6 +364,12 @@ int callsite_frame_sizes(struct plan_frame_size **sizes, uint32_t *count, bool *
  * finish goes to libc. Call after callsite_init, with the guard set. */
 bool callsite_seed_frame_sizes(const struct plan_image *image);
 
+/* Makes the calling thread's caches now rather than at its first capture:
+ * replay's start-up maps them for the main thread with the arena, so that a
+ * program that then lowers its address-space limit (RLIMIT_AS) still has
+ * them. Call with the guard set. */
+void callsite_prepare_thread(void);
+
 /* Held while writing a plan so that the module list does not move. */
 void callsite_lock(void);
 void callsite_unlock(void);

@@ -629,6 +629,8 @@ static int index_image(void)
 	return site_keys_build(&sites_by_key, image.sites, r->site_count);
 }
 
+static void *window_store_take(size_t bytes);
+
 int replay_start(void)
 {
 	static const struct callsite_interner interner = {intern_site, NULL, false, false};
@@ -663,6 +665,11 @@ int replay_start(void)
 		have_image = false;
 		return r;
 	}
+	/* What the main thread's first calls would map, mapped now with the
+	 * arena: a program that lowers its RLIMIT_AS once started, to bound
+	 * itself, found no room for them and got none of its blocks served. */
+	callsite_prepare_thread();
+	(void)window_store_take(0);
 	return 0;
 }
 

@@ -49,3 +49,20 @@ done
 # Something must have been too small, or the failure path went untested.
 [ "$too_small" -ge 2 ] || fail "no limit was too small for the recording: lower the limits or raise the load"
 echo "recording under RLIMIT_AS: ok ($tested limits, $too_small recordings out of memory)"
+
+# A program that lowers its own limit to what it maps already, once started
+# (own_limit.c): replay has reserved the arena before, and serves the planned
+# blocks from it. It used to map its call-site caches and first windows only
+# at the first allocation, found no room, and served none.
+own=("$PROGRAMS/own_limit" 20 1048576)
+run_plain own-free "${own[@]}" free
+"$MEMPLAN" record -o "$WORK/own.plan" -- "${own[@]}" free >/dev/null ||
+  fail "own_limit: recording failed"
+rm -f "$WORK/own.stats"
+run own replay "$MEMPLAN" replay -p "$WORK/own.plan" --stats "$WORK/own.stats" -- "${own[@]}"
+[ "$(rc own replay)" = 0 ] && grep -q "^20 of 20 blocks$" "$WORK/own.replay.out" ||
+  fail "own_limit under replay: $(cat "$WORK/own.replay.out" "$WORK/own.replay.err")"
+[ "$(stat_sum "$WORK/own.stats" hits)" -ge 20 ] ||
+  fail "own_limit: the blocks were not served from the arena: $(cat "$WORK/own.stats")"
+run_plain own "${own[@]}"
+echo "own limit: $(cat "$WORK/own.replay.out") under replay, $(cat "$WORK/own.plain.out") plain"
