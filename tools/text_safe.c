@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 /* The escape of the control character at text[0..left), into esc (5 bytes
  * and its NUL at most), and how many bytes of text it stands for; 0 if there
  * is none there. */
@@ -27,7 +29,23 @@ static size_t escape_at(const unsigned char *text, size_t left, char *esc)
 		snprintf(esc, 5, "\\x%02x", text[1]);
 		return 2;
 	}
+	/* A byte that starts no UTF-8 sequence: to a terminal that reads bytes
+	 * as Latin-1, 0x80..0x9f are C1 controls (0x9b starts a sequence, as
+	 * ESC [ does). */
+	if (c >= 0x80 && !utf8_sequence_length((const char *)text, left)) {
+		snprintf(esc, 5, "\\x%02x", c);
+		return 1;
+	}
 	return 0;
+}
+
+/* How many bytes at text pass as they are: a whole UTF-8 sequence, so that a
+ * cut never splits one. */
+static size_t verbatim_at(const unsigned char *text, size_t left)
+{
+	size_t n = text[0] < 0x80 ? 1 : utf8_sequence_length((const char *)text, left);
+
+	return n ? n : 1;
 }
 
 bool text_safe_append(char *out, size_t cap, size_t *at, const char *text, size_t len)
@@ -39,12 +57,12 @@ bool text_safe_append(char *out, size_t cap, size_t *at, const char *text, size_
 		char esc[5];
 		size_t n = escape_at(t + i, len - i, esc);
 		const char *put = n ? esc : text + i;
-		size_t put_len = n ? strlen(esc) : 1;
+		size_t put_len = n ? strlen(esc) : verbatim_at(t + i, len - i);
 		if (*at + put_len >= cap)
 			break;
 		memcpy(out + *at, put, put_len);
 		*at += put_len;
-		i += n ? n : 1;
+		i += n ? n : put_len;
 	}
 	out[*at] = '\0';
 	return i == len;
@@ -61,8 +79,7 @@ void text_safe_fputs(const char *s, FILE *f)
 		if (n)
 			fputs(esc, f);
 		else
-			fputc(*t, f);
-		n = n ? n : 1;
+			fwrite(t, 1, n = verbatim_at(t, left), f);
 		t += n;
 		left -= n;
 	}

@@ -4,8 +4,10 @@
  * sequence would reach the terminal (move the cursor, retitle the window). So
  * every control character is written as an escape: \n, \t, \r, or \xHH for
  * the others of C0 and DEL, and for those of C1 as UTF-8 encodes them (which
- * some terminals obey as they do C0's). Everything else, UTF-8 or not, passes
- * as it is. JSON and SVG escape for themselves (json_print.h, plan_svg.c). */
+ * some terminals obey as they do C0's). A byte that starts no UTF-8 sequence
+ * is written \xHH too: a terminal reading Latin-1 takes 0x80..0x9f for C1
+ * controls. Everything else (UTF-8) passes as it is. JSON and SVG escape for
+ * themselves (json_print.h, plan_svg.c). */
 #pragma once
 
 #include <stdbool.h>

@@ -79,6 +79,11 @@ status 0 "$MEMPLAN" show "$WORK/odd.plan"
 grep -qF "image: $WORK/odd\n\x1b[2J/fam\x1bily (pid" "$WORK/out" || fail "show of an odd path: $(cat -A "$WORK/out")"
 grep -qF ' in fam\x1bily' "$WORK/out" || fail "show of an odd module: $(cat -A "$WORK/out")"
 ! grep -q $'\e' "$WORK/out" || fail "show wrote an escape character"
+# A byte that starts no UTF-8 sequence (0x9b is CSI to a Latin-1 terminal,
+# 0xff nothing at all) is escaped too; UTF-8 (é, and U+009B encoded) as ever.
+status 0 "$MEMPLAN" record -o "$WORK/bytes.plan" -- "$PROGRAMS/family" 1 $'\x9b31mX\xff' $'caf\xc3\xa9\xc2\x9b'
+status 0 "$MEMPLAN" show "$WORK/bytes.plan"
+grep -qF 'family 1 \x9b31mX\xff café\x9b' "$WORK/out" || fail "show of stray bytes: $(cat -A "$WORK/out")"
 # So is the plan's own path, in reports and in messages.
 odd_plan="$odd_dir/a"$'\t.plan'
 cp "$WORK/odd.plan" "$odd_plan"
