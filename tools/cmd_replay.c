@@ -214,6 +214,12 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 				"the plan (it holds another build of %s: record it again); "
 				"they ran on libc\n",
 				o->plan, rebuilt);
+		else if (s.under_valgrind)
+			fprintf(stderr,
+				"memplan: %s: no process of the command was served: a program "
+				"valgrind runs under a tool that keeps its own allocator "
+				"(memcheck, massif...) is left to it\n",
+				o->plan);
 		else
 			fprintf(stderr,
 				"memplan: %s: no process of the command found its program in "
@@ -222,7 +228,11 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 				o->plan);
 		if (o->strict) {
 			failed = true;
-			strict_failure(o, "no process found its program in the plan", status);
+			strict_failure(o,
+				       s.under_valgrind
+					   ? "no process was served (a valgrind tool kept its program)"
+					   : "no process found its program in the plan",
+				       status);
 		}
 	} else if (lines > 0) {
 		if (!o->quiet) {

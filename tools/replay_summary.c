@@ -70,6 +70,7 @@ static void add_line(const struct stats_line *line, void *ctx)
 	if (!im->parent_image)
 		s->arena_bytes += im->arena_bytes;
 	s->any_in_plan |= im->in_plan;
+	s->under_valgrind |= !strcmp(name, "valgrind.bin") || !strcmp(name, "valgrind");
 }
 
 int replay_summary_read(const char *path, off_t from, struct replay_summary *out)

@@ -34,6 +34,10 @@ struct replay_summary {
 	size_t count;
 	uint64_t allocs, hits, arena_bytes;
 	bool any_in_plan;
+	/* valgrind's launcher ran: the program it starts under a tool that keeps
+	 * its own allocator (memcheck, massif...) is left to it, and writes no
+	 * line. */
+	bool under_valgrind;
 };
 
 /* Reads the statistics lines of path from byte from on into *out. Returns the

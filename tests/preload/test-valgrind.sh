@@ -22,6 +22,15 @@ run_replay memcheck "${memcheck[@]}"
 same_as_plain memcheck replay
 same_stderr_as_plain memcheck replay
 
+# A plan of sort itself, replayed on sort under memcheck: the summary says the
+# tool kept the program, not that the plan was recorded from other programs.
+"$MEMPLAN" record -o "$WORK/sort.plan" -- sort "$WORK/in.txt" >/dev/null
+set +e
+"$MEMPLAN" replay -p "$WORK/sort.plan" -- "${memcheck[@]}" >/dev/null 2>"$WORK/left.err"
+set -e
+grep -q "no process of the command was served: a program valgrind runs under a tool that keeps its own allocator (memcheck, massif...) is left to it$" \
+  "$WORK/left.err" || fail "replay under memcheck: $(cat "$WORK/left.err")"
+
 callgrind=(valgrind -q --tool=callgrind --callgrind-out-file=/dev/null sort "$WORK/in.txt")
 run_plain callgrind "${callgrind[@]}"
 run_record callgrind "${callgrind[@]}"
