@@ -2,9 +2,10 @@
 #include "cli_args.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "decimal_text.h"
 
 int cli_parse_count(const char *text, uint64_t *out)
 {
@@ -36,23 +37,7 @@ int cli_parse_top(const char *text, uint32_t *out)
 
 int cli_parse_decimal(const char *text, double *out)
 {
-	const char *p = text;
-
-	/* Digits, then a fraction: not strtod's hex, exponents, signs or "inf". */
-	if (!p || *p < '0' || *p > '9')
-		return -EINVAL;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (*p == '.' && p[1] >= '0' && p[1] <= '9')
-		for (p++; *p >= '0' && *p <= '9';)
-			p++;
-	if (*p)
-		return -EINVAL;
-	double v = strtod(text, NULL);
-	if (!isfinite(v))
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return decimal_text_parse(text, out) ? 0 : -EINVAL;
 }
 
 int cli_parse_percent(const char *text, double *out)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "big_bss.h"
+#include "decimal_text.h"
 #include "init.h"
 #include "log.h"
 #include "quiet_fd.h"
@@ -42,22 +43,12 @@ static struct tally {
  * line that names the setting says so, and the end says nothing more. */
 #define BAD_SETTING_ENDS "; the command will end with status 1"
 
-/* Digits with an optional fraction, as memplan replay --min-hit-rate takes
- * it: not strtod's hexadecimal, exponents or signs. */
+/* As memplan replay --min-hit-rate reads it (decimal_text.h), 0 to 100. */
 static bool parse_percent(const char *s, double *out)
 {
-	const char *p = s;
 	double v;
 
-	if (*p < '0' || *p > '9')
-		return false;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (*p == '.' && p[1] >= '0' && p[1] <= '9')
-		for (p++; *p >= '0' && *p <= '9';)
-			p++;
-	v = strtod(s, NULL);
-	if (*p || !(v >= 0 && v <= 100))
+	if (!decimal_text_parse(s, &v) || v > 100)
 		return false;
 	*out = v;
 	return true;
