@@ -169,7 +169,8 @@ static int by_misses_desc(const void *pa, const void *pb)
 }
 
 /* Lists the images of one reason, those with the same name as one ("sh x3"). */
-static void print_reason(FILE *out, enum reason why, struct replay_image **list, size_t n)
+static void print_reason(FILE *out, enum reason why, struct replay_image **list, size_t n,
+			 double poor_pct)
 {
 	size_t shown = 0, groups = 0;
 
@@ -197,8 +198,10 @@ static void print_reason(FILE *out, enum reason why, struct replay_image **list,
 			fprintf(out, " x%u", same);
 		if (why == OTHER_ARGS || why == PAST_FORKS || why == POOR || why == SANDBOXED)
 			fprintf(out, " %s", pct);
-		/* The site is named only for an image served under poor_pct. */
-		const char *reason = why == POOR ? list[i]->top_miss : "";
+		/* The reason and the site are named only for an image served
+		 * under poor_pct (the site is looked up only for those). */
+		const bool poor = why == POOR || (why == OTHER_ARGS && poorly_served(list[i], poor_pct));
+		const char *reason = poor ? list[i]->top_miss : "";
 		const char *site = why == POOR || why == OTHER_ARGS ? list[i]->top_site : "";
 		if (*reason && *site)
 			fprintf(out, " (mostly %s; most missed at %s)", reason, site);
@@ -267,7 +270,7 @@ void replay_summary_print(FILE *out, const struct replay_summary *s, const char 
 	}
 	for (int r = 0; r < REASONS; r++) {
 		if (counts[r])
-			print_reason(out, (enum reason)r, lists[r], counts[r]);
+			print_reason(out, (enum reason)r, lists[r], counts[r], poor_pct);
 		free(lists[r]);
 	}
 	fputc('\n', out);

@@ -190,6 +190,13 @@ grep -q '^{"exe":"/usr/bin/sort",.*"exe_in_plan":false' "$WORK/kept.err" &&
 "$MEMPLAN" replay -p "$WORK/sort.plan" -- sort -rn "$WORK/in.txt" >/dev/null 2>"$WORK/other-args.err" ||
   fail "other-args: command failed"
 summary other-args "\(sort, arena .*\); for other arguments: sort [0-9.]+%$"
+# Served under the share it must reach, the image for other arguments says
+# why, as a poorly served one does. (sort --version allocates at call sites
+# that sort -n never reached.)
+"$MEMPLAN" replay -p "$WORK/sort.plan" --min-hit-rate 100 -- sort --version >/dev/null \
+  2>"$WORK/other-args-poor.err" && fail "other-args-poor: under --min-hit-rate 100, exit status 0"
+sed -i '/--strict/d' "$WORK/other-args-poor.err"
+summary other-args-poor "; for other arguments: sort [0-9.]+% \(mostly [a-z_]+(; most missed at .*)?\)$"
 # The good plan still works, and an unwritable statistics path is reported.
 raw stats-unwritable "nodir/s.jsonl: cannot write statistics: No such file" \
   MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/good.plan" MEMPLAN_STATS="$WORK/nodir/s.jsonl"
