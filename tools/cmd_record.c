@@ -364,6 +364,11 @@ int cmd_record(int argc, char **argv)
 			"memplan: %s: no process wrote a plan: %s is statically linked, so "
 			"the preload library cannot see its allocations%s\n",
 			output, argv[optind], left_as_it_was(plan));
+	else if (launch_signal())
+		fprintf(
+		    stderr,
+		    "memplan: %s: no process wrote a plan: the command ended on signal %d (%s)%s\n",
+		    output, launch_signal(), strsignal(launch_signal()), left_as_it_was(plan));
 	else
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan (did the command allocate, "

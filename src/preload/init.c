@@ -167,6 +167,29 @@ static void defer_signal(int sig)
 		;
 }
 
+/* Why a recording ends with no plan when the program faults inside its
+ * allocator: most often libc, finding its heap corrupt (a double free, a write
+ * past a block), aborts the program from within free or malloc. Writing the
+ * plan then could wait forever on the lock libc holds. Async-signal-safe. */
+static void say_plan_lost(int sig)
+{
+	static const char *const names[] = {
+	    [SIGSEGV] = "SIGSEGV", [SIGBUS] = "SIGBUS", [SIGFPE] = "SIGFPE",   [SIGILL] = "SIGILL",
+	    [SIGTRAP] = "SIGTRAP", [SIGSYS] = "SIGSYS", [SIGABRT] = "SIGABRT",
+	};
+	char digits[21];
+	const char *name = sig > 0 && (size_t)sig < sizeof(names) / sizeof(names[0]) && names[sig]
+			       ? names[sig]
+			       : log_u64(digits, (uint64_t)sig);
+
+	if (preload_mode_now() != PRELOAD_RECORD || getpid() != owner_pid)
+		return;
+	log_error("the program ended on ", name,
+		  " inside an allocation call (libc stops a program whose heap it finds "
+		  "corrupt, as after a double free); this process's plan is not written",
+		  NULL);
+}
+
 static void on_fatal_signal(int sig)
 {
 	int saved = errno;
@@ -183,6 +206,8 @@ static void on_fatal_signal(int sig)
 	}
 	if (!guard_active())
 		fresh_stack_run(finish_from_signal, NULL); /* the program's may be small */
+	else
+		say_plan_lost(sig);
 	errno = saved;
 	/* Blocked while the handler runs: it ends the process as it returns. */
 	signal_hook_default_all();

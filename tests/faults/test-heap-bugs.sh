@@ -36,3 +36,18 @@ for bug in double-free interior realloc-freed pool-double-free pool-interior; do
   echo "$bug: $(grep 'memplan:' "$WORK/$bug.buggy.err" | head -1)"
 done
 echo "heap bugs abort under replay: ok"
+
+# Recorded with the bug, glibc aborts the program inside free, where memplan
+# cannot write the plan without the risk of waiting forever on the lock glibc
+# holds: the program ends as it would alone, and the process and memplan each
+# say in one line why no plan was written. (Once: only "did the command
+# allocate, or was it killed?")
+run recorded-bug plain "$PROGRAMS/heap_bugs" double-free
+run_record recorded-bug "$PROGRAMS/heap_bugs" double-free
+same_as_plain recorded-bug record
+grep -q "^memplan: the program ended on SIGABRT inside an allocation call .*double free.*plan is not written$" \
+  "$WORK/recorded-bug.record.err" &&
+  grep -q "^memplan: .*recorded-bug.plan: no process wrote a plan: the command ended on signal 6 " \
+    "$WORK/recorded-bug.record.err" ||
+  fail "recorded double free: expected the two lines, got: $(cat "$WORK/recorded-bug.record.err")"
+echo "a double free recorded says why no plan was written: ok"
