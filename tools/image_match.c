@@ -12,9 +12,11 @@
 
 /* An image as pairing sees it. */
 struct image_key {
-	const char *exe; /* file name */
-	uint32_t fork;	 /* fork ordinal, 0 if not forked without exec */
-	char **args;	 /* normalised, argv[0] first */
+	const char *exe;      /* file name */
+	const char *exe_path; /* in full: two programs of one name in two directories */
+	uint64_t args_key;    /* of argv in full (argv[0] by its file name), not cut */
+	uint32_t fork;	      /* fork ordinal, 0 if not forked without exec */
+	char **args;	      /* normalised, argv[0] first */
 	size_t arg_count;
 	int32_t paired; /* the other plan's image, or -1 */
 };
@@ -89,6 +91,8 @@ static struct image_key *keys_of(const void *buf, uint32_t *count)
 		struct image_key *k = &keys[i];
 		plan_file_image(buf, i, &im);
 		k->exe = image_match_exe_name(&im);
+		k->exe_path = im.strings + im.record.exe_path_offset;
+		k->args_key = im.record.args_key;
 		k->fork = im.record.flags & PLAN_IMAGE_FORKED ? im.record.fork_ordinal : 0;
 		k->paired = -1;
 		for (const char *a = image_match_next_arg(&im, NULL); a;
@@ -125,24 +129,59 @@ static size_t arg_distance(const struct image_key *a, const struct image_key *b)
 	return d;
 }
 
-/* Pairs each unpaired head image with the unpaired base image of the same
- * executable (and fork ordinal) nearest in arguments, within max_distance. */
+/* How strictly a pass of pair_nearest pairs. */
+enum pairing {
+	SAME_RUN_SAME_PATH, /* the same arguments in full, the same executable's path */
+	SAME_RUN_SAME_ARG0, /* the same arguments in full, argv[0] as it was typed */
+	SAME_RUN,	    /* the same arguments in full */
+	SAME_ARGS,	    /* the same arguments as kept and normalised */
+	NEAREST,	    /* the arguments that differ in the fewest places */
+};
+
+static bool same_arg0(const struct image_key *a, const struct image_key *b)
+{
+	return a->arg_count && b->arg_count && !strcmp(a->args[0], b->args[0]);
+}
+
+/* Among candidates as near as each other, the better one: the same path, then
+ * the same argv[0]. (Two programs named `test` in two directories.) */
+static unsigned likeness(const struct image_key *a, const struct image_key *b)
+{
+	return 2u * !strcmp(a->exe_path, b->exe_path) + same_arg0(a, b);
+}
+
+/* Pairs each unpaired head image with an unpaired base image of the same
+ * executable name and fork ordinal, as the pass allows: the nearest in
+ * arguments, then the likest (likeness), the first of equals. The arguments
+ * kept are cut (32 KiB) and seen through temporary names: args_key, of the
+ * whole of them, tells apart two runs that differ only past the cut. */
 static void pair_nearest(struct image_key *base, uint32_t nb, struct image_key *head, uint32_t nh,
-			 size_t max_distance)
+			 enum pairing pass)
 {
 	for (uint32_t h = 0; h < nh; h++) {
 		int32_t best = -1;
-		size_t best_distance = max_distance + 1;
+		size_t best_distance = SIZE_MAX;
+		unsigned best_likeness = 0;
 		if (head[h].paired >= 0)
 			continue;
 		for (uint32_t b = 0; b < nb; b++) {
-			if (base[b].paired >= 0 || strcmp(base[b].exe, head[h].exe) ||
-			    base[b].fork != head[h].fork)
+			const struct image_key *x = &base[b], *y = &head[h];
+			if (x->paired >= 0 || strcmp(x->exe, y->exe) || x->fork != y->fork)
 				continue;
-			size_t d = arg_distance(&base[b], &head[h]);
-			if (d < best_distance) {
+			const bool same_run = x->args_key == y->args_key;
+			if ((pass == SAME_RUN_SAME_PATH &&
+			     (!same_run || strcmp(x->exe_path, y->exe_path))) ||
+			    (pass == SAME_RUN_SAME_ARG0 && (!same_run || !same_arg0(x, y))) ||
+			    (pass == SAME_RUN && !same_run))
+				continue;
+			size_t d = arg_distance(x, y);
+			if (pass == SAME_ARGS && d)
+				continue;
+			unsigned like = likeness(x, y);
+			if (d < best_distance || (d == best_distance && like > best_likeness)) {
 				best = (int32_t)b;
 				best_distance = d;
+				best_likeness = like;
 			}
 		}
 		if (best >= 0) {
@@ -162,10 +201,10 @@ int image_match(const void *base_buf, const void *head_buf, struct image_pair **
 
 	if (!base || !head)
 		goto out;
-	/* Same arguments first, so that a near match never takes an exact one's
-	 * image; then the nearest. */
-	pair_nearest(base, nb, head, nh, 0);
-	pair_nearest(base, nb, head, nh, SIZE_MAX - 1);
+	/* The strictest pairs first, so that a looser match never takes the
+	 * image of a stricter one. */
+	for (enum pairing pass = SAME_RUN_SAME_PATH; pass <= NEAREST; pass++)
+		pair_nearest(base, nb, head, nh, pass);
 	out = calloc((size_t)nb + nh + 1, sizeof(*out));
 	if (!out)
 		goto out;

@@ -3,9 +3,11 @@
  * which a rebuild changes, nor its directory) and its arguments, argv[0] by its
  * file name, with the names of temporary files seen through (temp_names.h), so
  * that gcc's cc1 and as images of two recordings of one `gcc -c` match. A
- * forked child also needs the same fork ordinal. Images that match nothing so
- * are paired, as replay pairs them, with an image of the same executable whose
- * arguments differ in the fewest places (argv[0] aside), the first of equals. */
+ * forked child also needs the same fork ordinal. Among images alike so, the
+ * same run pairs first (the hash of its whole argv, and the same path or
+ * argv[0]). Images that match nothing so are paired, as replay pairs them,
+ * with an image of the same executable whose arguments differ in the fewest
+ * places (argv[0] aside), the likest of equals. */
 #pragma once
 
 #include <stdbool.h>

@@ -6,7 +6,10 @@
 
 #include <stdint.h>
 
-#define IMAGE_ARGS_MAX 4096
+/* The bytes of argv an image keeps, to compare it with others: a compiler's
+ * command line runs past 4 KiB with many -I and -D, and the source file comes
+ * last. Untouched pages of the buffers cost nothing (big_bss.h). */
+#define IMAGE_ARGS_MAX 32768
 
 /* Children forked without exec that a recording keeps, per image: the first
  * ones. A program that forks in a loop (a shell, for each command of each
@@ -19,8 +22,8 @@ struct image_identity {
 	uint64_t args_key; /* hash of argv (argv[0] by its file name), however long */
 	uint64_t fork_ordinal; /* a child forked without exec: which fork (from 1); else 0 */
 	uint32_t args_bytes;
-	/* Last, the buffers: each is a page, of which a process writes the first
-	 * few bytes (big_bss.h). */
+	/* Last, the buffers, of which a process writes the first few bytes
+	 * (big_bss.h). */
 	char exe_path[4096];
 	char args[IMAGE_ARGS_MAX]; /* argv, NUL-separated, cut at IMAGE_ARGS_MAX */
 };

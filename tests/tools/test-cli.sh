@@ -262,8 +262,8 @@ grep -q "^  allocations:  0 recorded" "$WORK/out" || fail "true allocated: $(cat
 grep -qx "  lower bound:  0 B (most bytes live at once)" "$WORK/out" &&
   grep -qx "  steady state: 0 pools of 0 slots, 0 B; exact entries in the rest" "$WORK/out" ||
   fail "show of an image without allocations: $(cat "$WORK/out")"
-# A recording keeps the first 4 KiB of the arguments: show marks the cut.
-status 0 "$MEMPLAN" record -o "$WORK/long.plan" -- true $(seq 1 2000)
+# A recording keeps the first 32 KiB of the arguments: show marks the cut.
+status 0 "$MEMPLAN" record -o "$WORK/long.plan" -- true $(seq 1 9000)
 status 0 "$MEMPLAN" show "$WORK/long.plan"
 grep -Eq '^  command:      true 1 2 3 .* [0-9]+\.\.\.$' "$WORK/out" ||
   fail "show of a command cut by the recording: $(cut -c 1-100 "$WORK/out")"

@@ -286,6 +286,52 @@ fi
 grep -q "shares no process image with" <("$MEMPLAN" diff "$WORK/v1.plan" "$WORK/other.plan" 2>&1) ||
   fail "diff of another program's plan does not say so"
 
+# Images pair with the same run of the other plan whatever the order the
+# command ran them in: two runs whose arguments differ only past the 32 KiB a
+# recording keeps (a compiler's -I and -D before its source file), and two
+# programs of one name in two directories (tests/a/test, tests/b/test). Once
+# paired by what was kept alone, the first of equals: a false +4900%.
+mkdir -p "$WORK/pair/a" "$WORK/pair/b"
+cat >"$WORK/pair/blocks.c" <<'EOF_C'
+#include <stdio.h>
+#include <stdlib.h>
+/* Holds N blocks of 1 KiB at once: N from -DN, else the last argument. */
+int main(int argc, char **argv)
+{
+#ifdef N
+	int n = N;
+#else
+	int n = atoi(argv[argc - 1]);
+#endif
+	char **v = malloc((size_t)n * sizeof(*v));
+	for (int i = 0; i < n; i++)
+		v[i] = calloc(1, 1024);
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	printf("%d\n", n);
+	return 0;
+}
+EOF_C
+cc -o "$WORK/pair/blocks" "$WORK/pair/blocks.c"
+cc -DN=5 -o "$WORK/pair/a/test" "$WORK/pair/blocks.c"
+cc -DN=500 -o "$WORK/pair/b/test" "$WORK/pair/blocks.c"
+flags=$(seq 1 9000 | tr '\n' ' ') # 38 KB of arguments
+(cd "$WORK/pair" && "$MEMPLAN" record -o "$WORK/pair/base.plan" -- \
+  sh -c "./blocks $flags 10; ./blocks $flags 500; a/test; b/test" >/dev/null) ||
+  fail "pairing: recording the base failed"
+(cd "$WORK/pair" && "$MEMPLAN" record -o "$WORK/pair/head.plan" -- \
+  sh -c "b/test; a/test; ./blocks $flags 500; ./blocks $flags 10" >/dev/null) ||
+  fail "pairing: recording the head failed"
+status 0 "$MEMPLAN" check "$WORK/pair/head.plan" --baseline "$WORK/pair/base.plan" --max-growth 0
+grep -q "^OK .*within every limit (5 process images checked)" "$WORK/out" ||
+  fail "pairing: the same runs in another order do not pair: $(cat "$WORK/out")"
+status 0 "$MEMPLAN" diff --json "$WORK/pair/base.plan" "$WORK/pair/head.plan"
+# Each of the four programs with its own run; sh's arguments differ.
+[ "$(json_get "$WORK/out" 'sorted((i["status"], i["args"][-1] == i["base_args"][-1]) for i in d["images"])')" = \
+  "[('paired', True), ('paired', True), ('paired', True), ('paired', True), ('paired_by_executable', False)]" ] ||
+  fail "pairing: diff --json: $(head -c 600 "$WORK/out")"
+
 # Usage errors: exit 2.
 status 2 "$MEMPLAN" diff "$WORK/v1.plan"
 status 2 "$MEMPLAN" diff --json --markdown "$WORK/v1.plan" "$WORK/v2.plan"
