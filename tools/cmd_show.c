@@ -107,7 +107,7 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 	text_safe_fputs(im->strings + r->exe_path_offset, out);
 	fprintf(out, " (pid %u%s)\n", r->pid,
 		r->flags & PLAN_IMAGE_FORKED ? ", forked without exec" : "");
-	char command[8192]; /* recordings keep at most 4096 bytes of arguments */
+	char command[8192]; /* a longer one (a recording keeps 32 KiB) ends in "..." */
 	image_label_command(im, image_match_label, command, sizeof(command));
 	fprintf(out, "  command:      %s\n", command);
 	fprintf(out,
