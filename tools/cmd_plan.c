@@ -307,6 +307,10 @@ static int plan_main(struct plan_args *a)
 		free(a->out_name);
 		a->out_name = target;
 	}
+	if (a->plan_path && a->out_path && !plan_file_may_replace(a->out_path)) {
+		fprintf(stderr, PLAN_OUTPUT_NOT_PLAN, a->out_name);
+		return 1;
+	}
 	if (a->plan_path)
 		return plan_file_main(a);
 	if (!a->csv_path) {

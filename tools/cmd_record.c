@@ -273,6 +273,10 @@ int cmd_record(int argc, char **argv)
 			r == -EINVAL ? "not a regular file" : strerror(-r));
 		return 1;
 	}
+	if (!plan_file_may_replace(plan)) {
+		fprintf(stderr, PLAN_OUTPUT_NOT_PLAN, output);
+		return 1;
+	}
 	char runtime[128];
 	const enum command_exe kind = command_exe_kind(argv[optind], runtime, sizeof(runtime));
 	if (kind == COMMAND_EXE_SANITIZED) {

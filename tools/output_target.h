@@ -12,3 +12,10 @@
  * exist yet), a relative link read from its own directory. Returns 0, or
  * -ELOOP (more than 40 links), -ENAMETOOLONG, or a negative errno of readlink. */
 int output_target(const char *path, char *out, size_t cap);
+
+/* The line for an -o that names a file that is not a plan, which a plan must
+ * never take the place of (plan_file_may_replace): `-o app` typed for
+ * `-o app.plan`. With the path as the user gave it. */
+#define PLAN_OUTPUT_NOT_PLAN                                                                       \
+	"memplan: %s: exists and is not a plan; memplan writes a plan only over a plan, an "       \
+	"empty file or no file (remove it first, or choose another -o)\n"

@@ -1165,6 +1165,20 @@ uint64_t plan_file_peek_record_id(const char *path)
 	return h.record_id;
 }
 
+bool plan_file_may_replace(const char *path)
+{
+	char head[sizeof(PLAN_FILE_MAGIC) - 1];
+	struct stat st;
+	ssize_t n;
+	int fd = file_open_regular(path, &st);
+
+	if (fd < 0)
+		return true; /* none, or no regular file: writing it says why */
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	return n >= 0 && memcmp(head, PLAN_FILE_MAGIC, (size_t)n) == 0;
+}
+
 int plan_file_load(const char *path, void **out, size_t *out_len, char *why, size_t why_len)
 {
 	struct stat st;

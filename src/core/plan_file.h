@@ -435,6 +435,12 @@ int plan_file_map(const char *path, const void **buf, size_t *len, char *why, si
  * Does not allocate. */
 uint64_t plan_file_peek_record_id(const char *path);
 
+/* Whether a plan may be written over the file at path: there is none, it is
+ * empty, or it starts as a plan does (a torn or corrupt plan is one to
+ * replace). Anything else (`-o app` typed for `-o app.plan`: the program
+ * itself, a source file) is data a plan must never take the place of. */
+bool plan_file_may_replace(const char *path);
+
 /* Marks in classes (a size_classes bitmap) every class a slot of pools[0..n)
  * can serve: those up to its own. */
 void plan_size_classes_add_pools(uint64_t *classes, const struct plan_pool *pools, uint32_t n);

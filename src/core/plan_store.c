@@ -83,8 +83,14 @@ int plan_store_merge(const char *path, uint64_t record_id, const struct plan_ima
 	lock_fd = plan_store_lock(path, lock_wait_ms);
 	if (lock_fd < 0)
 		return lock_fd;
-	/* A missing, foreign or corrupt old file, or one from another recording, is
-	 * simply replaced; only this recording's file is read whole and merged. */
+	/* A file that is not a plan is data of the user's (plan_file_may_replace):
+	 * never replaced. */
+	if (!plan_file_may_replace(path)) {
+		r = -EEXIST;
+		goto out;
+	}
+	/* A missing or corrupt old file, or one from another recording, is simply
+	 * replaced; only this recording's file is read whole and merged. */
 	if (plan_file_peek_record_id(path) == record_id &&
 	    plan_file_map(path, &old, &old_len, NULL, 0) == 0 &&
 	    plan_file_header(old)->record_id == record_id)

@@ -19,8 +19,8 @@
  * The lock is waited for at most lock_wait_ms milliseconds (a holder may be
  * stopped, or stuck): then -ETIMEDOUT, and nothing is written. Under the lock
  * nothing blocks but reading and writing regular files: a plan path that is not
- * one is refused (-EINVAL) before the lock is taken. Returns 0 or a negative
- * errno. May allocate. */
+ * one is refused (-EINVAL) before the lock is taken, and a file that is not a
+ * plan (-EEXIST) under it. Returns 0 or a negative errno. May allocate. */
 int plan_store_merge(const char *path, uint64_t record_id, const struct plan_image *image,
 		     unsigned lock_wait_ms);
 

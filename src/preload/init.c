@@ -27,6 +27,7 @@
 #include "guard.h"
 #include "log.h"
 #include "next_alloc.h"
+#include "plan_file.h"
 #include "plan_store.h"
 #include "program_handlers.h"
 #include "real_libc.h"
@@ -522,6 +523,13 @@ static int start_mode(enum preload_mode mode)
 			log_error(preload_config.plan_path,
 				  ": not a regular file; not recording", NULL);
 			return r;
+		}
+		if (!plan_file_may_replace(preload_config.plan_path)) {
+			log_error(preload_config.plan_path,
+				  ": exists and is not a plan, which a plan never replaces; "
+				  "not recording",
+				  NULL);
+			return -EEXIST;
 		}
 		r = atomic_file_check_writable(preload_config.plan_path);
 		if (r < 0 && preload_sandbox_refused(r))

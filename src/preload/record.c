@@ -388,6 +388,8 @@ int record_finish(bool from_signal)
 		      "this process's plan is lost";
 	else if (r == -EINVAL && file_check_regular_or_absent(preload_config.plan_path) < 0)
 		why = "not a regular file";
+	else if (r == -EEXIST) /* plan_store_merge: put there since start-up */
+		why = "the file there is not a plan, and is left as it is";
 	else if (r < 0)
 		why = strerror(-r);
 	const bool refused = r < 0 && preload_sandbox_refused(r);

@@ -3,7 +3,7 @@
 # stdout of the command untouched, messages in the "memplan: FILE: problem" form,
 # and the JSON keys of `memplan show --json` that scripts rely on.
 . "$(dirname "$0")/lib.sh"
-: "${PROGRAMS:?}"
+: "${PROGRAMS:?}" "${PRELOAD_LIB:?}"
 
 # Usage errors: exit 2 with a usage line.
 status 2 "$MEMPLAN"
@@ -43,6 +43,28 @@ status 0 "$MEMPLAN" record --help
 # Failures: exit 1 with "memplan: FILE: ...".
 status 1 "$MEMPLAN" record -o "$WORK/no/such/dir/x.plan" -- true
 grep -q "^memplan: $WORK/no/such/dir/x.plan: cannot write here" "$WORK/err" || fail "record: $(cat "$WORK/err")"
+# -o naming a file that is not a plan (`-o app` typed for `-o app.plan`, the
+# program itself) is refused before the command runs, and the file is kept;
+# an empty file or a torn plan is replaced. (Once: the program was
+# overwritten by its own plan.)
+cp "$(command -v sort)" "$WORK/sort-copy"
+cp "$WORK/sort-copy" "$WORK/sort-kept"
+status 1 "$MEMPLAN" record -o "$WORK/sort-copy" -- "$WORK/sort-copy" /dev/null
+grep -q "^memplan: $WORK/sort-copy: exists and is not a plan" "$WORK/err" &&
+  cmp -s "$WORK/sort-copy" "$WORK/sort-kept" || fail "record -o over a program: $(cat "$WORK/err")"
+: >"$WORK/empty.plan"
+status 0 "$MEMPLAN" record -o "$WORK/empty.plan" -- sort /dev/null
+printf 'MEMP' >"$WORK/torn.plan"
+status 0 "$MEMPLAN" record -o "$WORK/torn.plan" -- sort /dev/null
+status 0 "$MEMPLAN" show "$WORK/torn.plan"
+status 1 "$MEMPLAN" plan "$WORK/torn.plan" -o "$WORK/sort-copy"
+grep -q "^memplan: $WORK/sort-copy: exists and is not a plan" "$WORK/err" &&
+  cmp -s "$WORK/sort-copy" "$WORK/sort-kept" || fail "plan -o over a program: $(cat "$WORK/err")"
+# In the raw form too: the process runs unrecorded, saying why.
+LD_PRELOAD="$PRELOAD_LIB" MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/sort-copy" sort /dev/null 2>"$WORK/err" ||
+  fail "raw record over a program: the command failed"
+grep -q "^memplan: $WORK/sort-copy: exists and is not a plan, .*; not recording$" "$WORK/err" &&
+  cmp -s "$WORK/sort-copy" "$WORK/sort-kept" || fail "raw record over a program: $(cat "$WORK/err")"
 status 1 "$MEMPLAN" show "$WORK/missing.plan"
 grep -q "^memplan: $WORK/missing.plan: No such file" "$WORK/err" || fail "show: $(cat "$WORK/err")"
 head -c 100 /dev/urandom >"$WORK/junk.plan"
