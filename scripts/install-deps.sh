@@ -28,6 +28,7 @@ tests=(
   bind9-utils     # named-checkzone, linked with jemalloc: an allocator after memplan's
   strace          # which files memplan record opens (no debuginfod client)
   faketime        # a frozen clock in LD_PRELOAD, which memplan's own waits ignore
+  musl-tools      # a program of another C library, which memplan must let run
 )
 
 case "${1:-}" in

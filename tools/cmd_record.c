@@ -279,10 +279,13 @@ int cmd_record(int argc, char **argv)
 	}
 	char runtime[128];
 	const enum command_exe kind = command_exe_kind(argv[optind], runtime, sizeof(runtime));
-	if (kind == COMMAND_EXE_SANITIZED) {
+	if (kind == COMMAND_EXE_SANITIZED || kind == COMMAND_EXE_OTHER_LIBC) {
 		fprintf(stderr,
-			"memplan: %s is built with a sanitizer (%s), whose allocator memplan "
-			"cannot stand in for: record a build without -fsanitize\n",
+			kind == COMMAND_EXE_SANITIZED
+			    ? "memplan: %s is built with a sanitizer (%s), whose allocator memplan "
+			      "cannot stand in for: record a build without -fsanitize\n"
+			    : "memplan: %s is run by another C library's loader (%s), which cannot "
+			      "load memplan's library: record a build linked against glibc\n",
 			argv[optind], runtime);
 		return 1;
 	}

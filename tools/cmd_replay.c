@@ -348,9 +348,21 @@ int cmd_replay(int argc, char **argv)
 		setenv("MEMPLAN_PREFAULT", "1", 1);
 	char runtime[128];
 	const enum command_exe kind = command_exe_kind(argv[optind], runtime, sizeof(runtime));
-	if (kind != COMMAND_EXE_SANITIZED)
+	if (kind != COMMAND_EXE_SANITIZED && kind != COMMAND_EXE_OTHER_LIBC)
 		launch_add_preload();
-	if (kind == COMMAND_EXE_SANITIZED) {
+	if (kind == COMMAND_EXE_OTHER_LIBC) {
+		/* Preloaded, its loader would refuse to start it. */
+		fprintf(stderr,
+			"memplan: %s is run by another C library's loader (%s), which cannot "
+			"load memplan's library; running it without memplan\n",
+			argv[optind], runtime);
+		status = launch_run(argv + optind);
+		if (o.strict && status == 0) {
+			strict_failure(&o, "a command of another C library cannot be served",
+				       status);
+			status = 1;
+		}
+	} else if (kind == COMMAND_EXE_SANITIZED) {
 		/* Preloaded, AddressSanitizer would refuse to start, and the
 		 * others would not see the blocks memplan served. */
 		fprintf(stderr,

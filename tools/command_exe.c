@@ -13,6 +13,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "elf_loader.h"
 #include "file_io.h"
 
 /* The runtimes of the sanitizers that replace the allocator, as gcc and clang
@@ -115,6 +116,8 @@ static enum command_exe exe_file_kind(const char *path, char *runtime, size_t ca
 			interpreter |= ph[i].p_type == PT_INTERP;
 		if (!interpreter) {
 			kind = COMMAND_EXE_STATIC;
+		} else if (elf_loader_is_other_libc(fd, runtime, cap)) {
+			kind = COMMAND_EXE_OTHER_LIBC;
 		} else {
 			for (unsigned i = 0; i < eh.e_phnum; i++)
 				if (ph[i].p_type == PT_DYNAMIC &&

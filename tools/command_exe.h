@@ -18,10 +18,15 @@ enum command_exe {
 	/* Set-user-ID or set-group-ID to another user or group than memplan's:
 	 * the loader runs it in secure mode, which ignores LD_PRELOAD. */
 	COMMAND_EXE_SETID,
+	/* Run by another C library's loader (musl's /lib/ld-musl-x86_64.so.1),
+	 * which cannot load memplan's library, built on glibc, and will not start
+	 * the program at all with it in LD_PRELOAD. */
+	COMMAND_EXE_OTHER_LIBC,
 };
 
 /* What cmd is, looked up in PATH as execvp does (as is if it holds a '/'). For
  * COMMAND_EXE_SANITIZED, the sanitizer's runtime library (its DT_NEEDED name)
- * goes to runtime, cut to cap bytes. A script is COMMAND_EXE_DYNAMIC: its
+ * goes to runtime, cut to cap bytes; for COMMAND_EXE_OTHER_LIBC, the loader's
+ * path. A script is COMMAND_EXE_DYNAMIC: its
  * interpreter is another program. */
 enum command_exe command_exe_kind(const char *cmd, char *runtime, size_t cap);

@@ -4,18 +4,21 @@
  * pthread_create gives each new thread its lineage name (thread_lineage.h); and
  * dlclose tells the call-site caches when a module went away (callsite.h).
  * The execl* forms are turned into arrays here because glibc's own execl calls an
- * internal execve that no preload can see. */
+ * internal execve that no preload can see. An exec or spawn of a program of
+ * another C library leaves memplan out of its LD_PRELOAD (exec_env.h). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "callsite.h"
+#include "exec_env.h"
 #include "guard.h"
 #include "init.h"
 #include "real_libc.h"
@@ -33,7 +36,10 @@ extern char **environ;
 MEMPLAN_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	preload_finish(false);
-	return real_libc()->execve(path, argv, envp);
+	char *const *env = exec_env_for_path(path, envp);
+	int r = real_libc()->execve(path, argv, env);
+	exec_env_done(env, envp);
+	return r;
 }
 
 MEMPLAN_EXPORT int execv(const char *path, char *const argv[])
@@ -44,7 +50,10 @@ MEMPLAN_EXPORT int execv(const char *path, char *const argv[])
 MEMPLAN_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	preload_finish(false);
-	return real_libc()->execvpe(file, argv, envp);
+	char *const *env = exec_env_for_search(file, envp);
+	int r = real_libc()->execvpe(file, argv, env);
+	exec_env_done(env, envp);
+	return r;
 }
 
 MEMPLAN_EXPORT int execvp(const char *file, char *const argv[])
@@ -55,7 +64,10 @@ MEMPLAN_EXPORT int execvp(const char *file, char *const argv[])
 MEMPLAN_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	preload_finish(false);
-	return real_libc()->fexecve(fd, argv, envp);
+	char *const *env = exec_env_for_fd(fd, envp);
+	int r = real_libc()->fexecve(fd, argv, env);
+	exec_env_done(env, envp);
+	return r;
 }
 
 MEMPLAN_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
@@ -66,7 +78,35 @@ MEMPLAN_EXPORT int execveat(int dirfd, const char *path, char *const argv[], cha
 		return -1;
 	}
 	preload_finish(false);
-	return real_libc()->execveat(dirfd, path, argv, envp, flags);
+	char *const *env = exec_env_for_at(dirfd, path, flags, envp);
+	int r = real_libc()->execveat(dirfd, path, argv, env, flags);
+	exec_env_done(env, envp);
+	return r;
+}
+
+/* Not an exec of this process: nothing to finish. glibc's own spawns (system,
+ * popen) call it inside libc, where no preload sees them; they run /bin/sh,
+ * whose exec of the program comes here. */
+MEMPLAN_EXPORT int posix_spawn(pid_t *pid, const char *path,
+			       const posix_spawn_file_actions_t *actions,
+			       const posix_spawnattr_t *attr, char *const argv[],
+			       char *const envp[])
+{
+	char *const *env = exec_env_for_path(path, envp);
+	int r = real_libc()->posix_spawn(pid, path, actions, attr, argv, env);
+	exec_env_done(env, envp);
+	return r;
+}
+
+MEMPLAN_EXPORT int posix_spawnp(pid_t *pid, const char *file,
+				const posix_spawn_file_actions_t *actions,
+				const posix_spawnattr_t *attr, char *const argv[],
+				char *const envp[])
+{
+	char *const *env = exec_env_for_search(file, envp);
+	int r = real_libc()->posix_spawnp(pid, file, actions, attr, argv, env);
+	exec_env_done(env, envp);
+	return r;
 }
 
 /* Collects the arguments of an execl-style call, after arg0, into argv. Returns

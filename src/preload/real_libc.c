@@ -30,6 +30,8 @@ static void resolve(void)
 	real.execvpe = dlsym(RTLD_NEXT, "execvpe");
 	real.fexecve = dlsym(RTLD_NEXT, "fexecve");
 	real.execveat = dlsym(RTLD_NEXT, "execveat");
+	real.posix_spawn = dlsym(RTLD_NEXT, "posix_spawn");
+	real.posix_spawnp = dlsym(RTLD_NEXT, "posix_spawnp");
 	real.exit_now = dlsym(RTLD_NEXT, "_exit");
 	real.pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	real.sigaction = dlsym(RTLD_NEXT, "sigaction");

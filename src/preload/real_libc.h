@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -28,6 +29,10 @@ struct real_functions {
 	int (*fexecve)(int fd, char *const argv[], char *const envp[]);
 	int (*execveat)(int dirfd, const char *path, char *const argv[], char *const envp[],
 			int flags);
+	int (*posix_spawn)(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[]);
+	int (*posix_spawnp)(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+			    const posix_spawnattr_t *attr, char *const argv[], char *const envp[]);
 	void (*exit_now)(int status) __attribute__((noreturn)); /* _exit */
 	int (*pthread_create)(pthread_t *thread, const pthread_attr_t *attr,
 			      void *(*routine)(void *), void *arg);
