@@ -31,6 +31,19 @@ static int is_power_of_two(size_t v)
 	return v && !(v & (v - 1));
 }
 
+/* The call into memplan from a shim that marked its caller (CALLSITE_MARK):
+ * never a tail call, which would free the shim's frame for the callee's own
+ * use while replay still reads it (the caller's frame pointer, saved there).
+ * A thread function that allocates directly, one frame under memplan's
+ * start_named_thread, once walked through a stale value there and missed
+ * every allocation. */
+#define MARKED_CALL(call)                                                                          \
+	({                                                                                         \
+		void *marked_result = (call);                                                      \
+		__asm__ volatile("" : "+r"(marked_result));                                        \
+		marked_result;                                                                     \
+	})
+
 /* Replay's common case, straight from the shim (replay_express_malloc or
  * _calloc); NULL: go the whole way. A macro, as CALLSITE_MARK: it must see the
  * exported function's caller. */
@@ -49,7 +62,7 @@ MEMPLAN_EXPORT void *malloc(size_t size)
 	if ((p = EXPRESS(replay_express_malloc, size)))
 		return p;
 	CALLSITE_MARK();
-	return route_alloc(ALLOC_MALLOC, 1, size);
+	return MARKED_CALL(route_alloc(ALLOC_MALLOC, 1, size));
 }
 
 MEMPLAN_EXPORT void free(void *p)
@@ -85,7 +98,7 @@ MEMPLAN_EXPORT void *calloc(size_t n, size_t size)
 	if ((p = EXPRESS(replay_express_calloc, total)))
 		return p;
 	CALLSITE_MARK();
-	return route_alloc(ALLOC_CALLOC, 1, total);
+	return MARKED_CALL(route_alloc(ALLOC_CALLOC, 1, total));
 }
 
 /* realloc and reallocarray, from the exported function whose return address and
@@ -105,7 +118,7 @@ realloc_from(void *p, size_t size, uintptr_t return_address, uintptr_t frame)
 			return q;
 	}
 	callsite_mark(return_address, frame);
-	return route_realloc(p, size);
+	return MARKED_CALL(route_realloc(p, size));
 }
 
 #define REALLOC(p, size)                                                                           \
@@ -142,7 +155,7 @@ aligned_from(size_t align, size_t size, uintptr_t return_address, uintptr_t fram
 	    (p = replay_express_aligned(size, align, return_address, frame)))
 		return p;
 	callsite_mark(return_address, frame);
-	return route_alloc(ALLOC_MEMALIGN, align, size);
+	return MARKED_CALL(route_alloc(ALLOC_MEMALIGN, align, size));
 }
 
 #define ALIGNED(align, size)                                                                       \

@@ -29,6 +29,23 @@ for threads in 4 8; do
     fail "$name: $(stat_sum "$name" misses.unknown_site) allocations of unknown site, $(stat_sum "$name" unwinds) unwinds"
 done
 
+# A thread whose start function allocates itself, with no frame pointer and
+# a frame of a word or two: the walk goes through memplan's frame that starts
+# the thread by the frame pointer that the allocation's shim saved. (The shim
+# once went on to memplan by a tail call, whose frame took the shim's place:
+# the walk read a stale word there, and every allocation of such a thread
+# missed as unknown_site.)
+name=direct
+run_plain "$name" "$PROGRAMS/thread_direct" 200
+run_record "$name" "$PROGRAMS/thread_direct" 200
+same_as_plain "$name" record
+run_replay "$name" "$PROGRAMS/thread_direct" 200
+same_as_plain "$name" replay
+[ "$(stat_sum "$name" hits)" -eq "$(stat_sum "$name" allocs)" ] &&
+  [ "$(stat_sum "$name" misses.unknown_site)" -eq 0 ] ||
+  fail "$name: $(stat_sum "$name" hits) of $(stat_sum "$name" allocs) allocations served, $(stat_sum "$name" misses.unknown_site) of unknown site"
+echo "$name: every allocation of threads that allocate in their start function served"
+
 # Threads whose blocks are alive side by side get regions of the arena of their
 # own when recorded, so the replay serves every allocation whatever the
 # interleaving; a re-plan by `memplan plan` must keep those regions (the plan
