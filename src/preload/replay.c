@@ -645,6 +645,11 @@ int replay_start(void)
 	plan_descriptor_close();
 	have_image = exe_in_plan = image_match != MATCH_NONE;
 	if (!have_image) {
+		/* Of this executable but of no image this process can take (only
+		 * forked children of it were recorded, say, their parent's plan
+		 * lost): the summary must not call it another build. */
+		for (uint32_t i = 0; i < plan_file_header(plan_map)->image_count; i++)
+			exe_in_plan |= image_keys[i].exe_key == preload_config.image.exe_key;
 		unmap_plan();
 		/* else a process the recording did not see: counted as no_plan */
 		return unreadable ? -EINVAL : 0;

@@ -134,4 +134,24 @@ assert sum(1 for l in lines if l["match"] == "sibling") >= 50
 assert "of {:,} allocations".format(allocs) in sys.argv[2], allocs
 PY
 echo "loop: $(cat err)"
+# A program whose own plan was lost (it lowered its descriptor limit below
+# what writing it takes) while its forked child's was written: the same build,
+# no image of its own. Once named "another build of python3.11: record it
+# again", which recording again could not change.
+PY=$(python3 -c 'import sys; print(sys.executable)')
+cat >nofile.py <<'PY'
+import os, resource
+pid = os.fork()
+if pid == 0:
+    kept = [str(i) * 20 for i in range(2000)]
+    os._exit(0)
+os.waitpid(pid, 0)
+resource.setrlimit(resource.RLIMIT_NOFILE, (3, 3))
+print("done")
+PY
+status 0 "$MEMPLAN" record -o nofile.plan -- "$PY" nofile.py
+grep -q "nofile.plan: cannot write the plan: Too many open files" err || fail "nofile: record said: $(cat err)"
+status 0 "$MEMPLAN" replay -p nofile.plan -- "$PY" nofile.py
+grep -q "another build" err && fail "nofile: the same build called another: $(cat err)"
+grep -q "poorly served: python3[.0-9]* 0% (mostly no_plan)" err || fail "nofile: $(cat err)"
 echo "replay summary: ok"
