@@ -1,6 +1,7 @@
 /* Allocation routing, see route.h. */
 #include "route.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "arena.h"
@@ -31,7 +32,10 @@ void *route_alloc(enum alloc_kind kind, size_t align, size_t size)
 	void *p;
 
 	guard_enter();
-	switch (preload_mode_now()) {
+	/* A size no allocator can give (glibc refuses any over PTRDIFF_MAX, with
+	 * ENOMEM) asks for no memory: not an allocation to count, served or
+	 * missed, nor one a --min-hit-rate should hold against the program. */
+	switch (size > PTRDIFF_MAX ? PRELOAD_OFF : preload_mode_now()) {
 	case PRELOAD_REPLAY:
 		p = replay_alloc(size, align, kind == ALLOC_CALLOC);
 		if (!p) {

@@ -18,6 +18,24 @@ run_replay short "$prog" 100000
 same_as_plain short replay
 hit_ratio_at_least short 95
 
+# Requests no allocator can serve (over PTRDIFF_MAX) fail with ENOMEM as
+# glibc's do, and count as no allocation: the same counts as without them,
+# recorded and replayed. (Once: misses, which a --min-hit-rate held against
+# the program.)
+run_plain huge "$prog" 1000 huge
+run_record huge "$prog" 1000 huge
+same_as_plain huge record
+run_replay huge "$prog" 1000 huge
+same_as_plain huge replay
+cp "$WORK/huge.plan" "$WORK/plain1000.plan"
+run_replay plain1000 "$prog" 1000
+[ "$(stat_sum huge allocs)" -eq "$(stat_sum plain1000 allocs)" ] &&
+  [ "$(stat_sum huge hits)" -eq "$(stat_sum huge allocs)" ] ||
+  fail "huge: $(stat_sum huge hits) of $(stat_sum huge allocs) served; $(stat_sum plain1000 allocs) allocations without the huge requests"
+"$MEMPLAN" show "$WORK/huge.plan" >"$WORK/huge.show"
+grep -Eq "^  allocations: +([0-9,]+) recorded of \1 calls" "$WORK/huge.show" ||
+  fail "huge: the recording counted the failed requests: $(grep allocations "$WORK/huge.show")"
+
 # Longer than the recording, with every descriptor in use: the plan cannot be
 # opened for the entries past the windows read at start-up.
 for name in longer full; do

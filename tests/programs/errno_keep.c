@@ -6,13 +6,17 @@
  * entries past those read at start) fails. With "stacks", first makes
  * madvise(MADV_POPULATE_WRITE) fail as a kernel before 5.14 does (a seccomp
  * filter), then allocates from hundreds of stacks, which grow memplan's
- * per-thread caches of call sites, whose new pages it maps that way. Prints
+ * per-thread caches of call sites, whose new pages it maps that way. With
+ * "huge", first asks 30 times for sizes no allocator gives (over PTRDIFF_MAX,
+ * by malloc, calloc and posix_memalign), each failing with ENOMEM (else it
+ * exits 3): no allocations, to be counted as neither served nor missed. Prints
  * the counts and the number of rounds. */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +126,18 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[2], "full"))
 		while (fopen("/dev/null", "r"))
 			;
+	if (argc > 2 && !strcmp(argv[2], "huge"))
+		for (size_t i = 0; i < 10; i++) {
+			void *volatile p;
+			errno = 0;
+			if ((p = malloc(SIZE_MAX - i)) || errno != ENOMEM)
+				exit(3);
+			errno = 0;
+			if ((p = calloc(SIZE_MAX / 2, 3 + i)) || errno != ENOMEM)
+				exit(3);
+			if (posix_memalign((void **)&p, 64, SIZE_MAX - 64 * i) != ENOMEM)
+				exit(3);
+		}
 	if (argc > 2 && !strcmp(argv[2], "stacks")) {
 		refuse_populate_write();
 		for (int i = 0; i < 20 * STACK_DEPTHS; i++) {
