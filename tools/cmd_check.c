@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -341,11 +342,12 @@ struct hit_totals {
 	char miss_name[STATS_MISS_KINDS][24];
 	uint64_t miss[STATS_MISS_KINDS];
 	uint32_t miss_kinds;
-	/* The sites the lines name, by key, misses summed; the executable of
-	 * the first line that named each, to find it in the plan. */
+	/* The sites the lines name, by key, misses summed; the file name of
+	 * the executable of the first line that named each, to find it in the
+	 * plan (a path may be longer than this, a file name is not). */
 	struct missed_total {
 		uint64_t key, misses;
-		char exe[256];
+		char exe[NAME_MAX + 1];
 	} *sites;
 	size_t site_count, site_cap;
 	bool out_of_memory;
@@ -370,7 +372,8 @@ static void add_missed_site(struct hit_totals *t, const struct stats_missed_site
 		}
 		t->sites[k].key = m->key;
 		t->sites[k].misses = 0;
-		snprintf(t->sites[k].exe, sizeof(t->sites[k].exe), "%s", exe);
+		const char *slash = strrchr(exe, '/');
+		snprintf(t->sites[k].exe, sizeof(t->sites[k].exe), "%s", slash ? slash + 1 : exe);
 		t->site_count++;
 	}
 	t->sites[k].misses += m->misses;

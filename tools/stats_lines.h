@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "utf8.h"
+
 #define STATS_MISS_KINDS 16
 /* The sites a replay line names (the preload library writes 5 at most). */
 #define STATS_MISSED_SITES 8
@@ -20,7 +22,9 @@ struct stats_missed_site {
 };
 
 struct stats_line {
-	char exe[1024];
+	/* As the line has it: a long path is cut in the middle, its file name
+	 * kept (utf8_json_cut), and fits whole here. */
+	char exe[UTF8_JSON_STRING_MAX + 1];
 	uint64_t pid;
 	uint64_t allocs, planned, hits, hit_bytes, arena_bytes;
 	bool exe_in_plan;

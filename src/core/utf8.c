@@ -35,3 +35,47 @@ size_t utf8_sequence_length(const char *s, size_t avail)
 			return 0;
 	return n;
 }
+
+/* The bytes the character at s, or its first byte if it starts none, takes
+ * escaped in JSON; *n is set to the bytes it spans. */
+static size_t json_width(const char *s, size_t avail, size_t *n)
+{
+	const unsigned char c = (unsigned char)*s;
+
+	*n = utf8_sequence_length(s, avail);
+	if (c == '"' || c == '\\') {
+		*n = 1;
+		return 2;
+	}
+	if (c < 0x20 || !*n) {
+		*n = 1;
+		return 6;
+	}
+	return *n;
+}
+
+bool utf8_json_cut(const char *s, size_t len, size_t max, size_t *head, size_t *tail)
+{
+	const size_t tail_max = (max - 3) / 4 * 3;
+	size_t width = 0, used, at, n;
+
+	for (at = 0; at < len; at += n)
+		width += json_width(s + at, len - at, &n);
+	*head = *tail = len;
+	if (width <= max)
+		return false;
+	/* Characters are found from the front, as a writer finds them: read
+	 * backwards, a stray byte can be taken for part of a character. */
+	for (at = 0; width > tail_max; at += n)
+		width -= json_width(s + at, len - at, &n);
+	*tail = at;
+	used = width + 3;
+	for (at = 0; at < *tail; at += n) {
+		size_t w = json_width(s + at, len - at, &n);
+		if (used + w > max)
+			break;
+		used += w;
+	}
+	*head = at;
+	return true;
+}

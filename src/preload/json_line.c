@@ -19,12 +19,10 @@ static void put(struct json_line *j, const char *s, size_t n)
 
 /* Bytes that are not valid UTF-8 (a Latin-1 path) are written as \u00XX, the
  * byte as a code point, so that the line stays valid JSON. */
-static void put_str(struct json_line *j, const char *s)
+static void put_escaped(struct json_line *j, const char *s, size_t left)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t left = strlen(s);
 
-	put(j, "\"", 1);
 	while (left) {
 		unsigned char c = (unsigned char)*s;
 		size_t n = utf8_sequence_length(s, left);
@@ -43,6 +41,20 @@ static void put_str(struct json_line *j, const char *s)
 		s++;
 		left--;
 	}
+}
+
+/* A string too long for UTF8_JSON_STRING_MAX is cut as utf8_json_cut says, in
+ * the middle, marked "...": its head and its file name stay. */
+static void put_str(struct json_line *j, const char *s)
+{
+	size_t len = strlen(s), head, tail;
+
+	put(j, "\"", 1);
+	bool cut = utf8_json_cut(s, len, UTF8_JSON_STRING_MAX, &head, &tail);
+	put_escaped(j, s, head);
+	if (cut)
+		put(j, "...", 3);
+	put_escaped(j, s + tail, len - tail);
 	put(j, "\"", 1);
 }
 

@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Every string is cut to UTF8_JSON_STRING_MAX bytes (utf8.h): a replay line
+ * with its two paths so cut and every number at its widest takes 6,687 bytes,
+ * so that the numbers memplan reads back always fit. */
 struct json_line {
 	char buf[8192];
 	size_t len;
@@ -16,7 +19,9 @@ struct json_line {
 void json_begin(struct json_line *j); /* { */
 void json_key_u64(struct json_line *j, const char *key, uint64_t v);
 void json_key_bool(struct json_line *j, const char *key, bool v);
-/* Bytes of s that are not valid UTF-8 are escaped as \u00XX: the line stays JSON. */
+/* Bytes of s that are not valid UTF-8 are escaped as \u00XX: the line stays JSON.
+ * A string longer than UTF8_JSON_STRING_MAX escaped is cut in the middle,
+ * "..." where it was cut (utf8_json_cut). */
 void json_key_str(struct json_line *j, const char *key, const char *s);
 void json_key_object(struct json_line *j, const char *key); /* "key": { */
 void json_end(struct json_line *j);			    /* } */
@@ -29,6 +34,6 @@ void json_end(struct json_line *j);			    /* } */
  * may be a regular file, a device or a pipe that some process reads
  * (file_open_append): never does it block the program for long, at most
  * JSON_PIPE_WAIT_MS for a full pipe. Returns 0 or a
- * negative errno (-ENOBUFS if the line did not fit, -ENXIO for a FIFO that no
- * process reads). */
+ * negative errno (-ENOBUFS if the line did not fit, which no line
+ * memplan writes comes to, -ENXIO for a FIFO that no process reads). */
 int json_append_line(struct json_line *j, const char *path);

@@ -259,6 +259,31 @@ show = json.load(open(sys.argv[2], encoding="utf-8"))
 for exe in (stats["exe"], show["images"][0]["exe"]):
     assert exe.endswith("/caf\u00e9-\u00ff/family"), exe
 PY
+# A long path of such bytes, each escaped to six in the line: the line is
+# written all the same (the path cut in the middle, "..." where it was cut, its
+# file name kept), --strict judges a run fully served as one, and the summary
+# names the program by its file name.
+name=$(printf '\xe9%.0s' $(seq 1 250))
+long_dir="$WORK/long/$name/$name/$name/$name/$name/$name"
+mkdir -p "$long_dir"
+cp "$PROGRAMS/family" "$long_dir/"
+( cd "$long_dir" && status 0 "$MEMPLAN" record -o "$WORK/long.plan" -- ./family 1 )
+grep -q "cannot write statistics" "$WORK/err" && fail "long path, record: $(cat "$WORK/err")"
+( cd "$long_dir" && status 0 "$MEMPLAN" replay -p "$WORK/long.plan" --strict --stats "$WORK/long.jsonl" -- ./family 1 )
+grep -q "^memplan replay: [0-9.]*% of [0-9]* allocations served from the arena (family, arena" "$WORK/err" ||
+  fail "long path, replay: $(cat "$WORK/err")"
+python3 -S - "$WORK/long.jsonl" "$long_dir" <<'PY' || fail "long path: the statistics line"
+import json, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+assert text.count("\n") == 1 and len(text) <= 8192, len(text)
+line = json.loads(text)
+exe = line["exe"]
+full = sys.argv[2].encode("utf-8", "surrogateescape").decode("latin-1") + "/family"
+head, _, tail = exe.partition("...")
+assert tail and full.startswith(head) and full.endswith(tail), exe
+assert tail.endswith("/" + "\u00e9" * 250 + "/family") and len(exe) < len(full), exe
+assert line["allocs"] > 0 and line["hits"] > 0 and line["exe_in_plan"], line
+PY
 # Several images in one plan: images[] has each, totals add up.
 status 0 "$MEMPLAN" record -o "$WORK/multi.plan" -- sh -c "'$PROGRAMS/family' 1 >/dev/null; '$PROGRAMS/exit_paths' return"
 status 0 "$MEMPLAN" show --json "$WORK/multi.plan"

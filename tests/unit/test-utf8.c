@@ -1,7 +1,8 @@
 /* utf8_sequence_length against a reference written the other way round: decode
  * by the bit patterns, then accept only a code point that is a scalar value and
  * whose shortest encoding is the bytes read. Every sequence of up to three
- * bytes, and random four-byte ones. */
+ * bytes, and random four-byte ones. utf8_json_cut on random strings: what it
+ * keeps fits, on whole characters, and a long path keeps its file name. */
 #include <string.h>
 
 #include "check.h"
@@ -53,6 +54,45 @@ static size_t reference(const unsigned char *b, size_t avail)
 	return n;
 }
 
+/* The bytes s[from..to) take escaped in JSON, or SIZE_MAX if from or to
+ * splits a character that reading from the front finds. */
+static size_t json_width(const char *s, size_t len, size_t from, size_t to)
+{
+	size_t width = 0, at = 0;
+
+	while (at < to) {
+		unsigned char c = (unsigned char)s[at];
+		size_t n = utf8_sequence_length(s + at, len - at);
+		size_t w = c == '"' || c == '\\' ? 2 : c < 0x20 || !n ? 6 : n;
+		if (!n || w != n)
+			n = 1;
+		if (at < from && at + n > from)
+			return SIZE_MAX;
+		if (at >= from)
+			width += w;
+		at += n;
+	}
+	return at == to ? width : SIZE_MAX;
+}
+
+static void check_cut(const char *s, size_t len, size_t max)
+{
+	size_t head, tail;
+	bool cut = utf8_json_cut(s, len, max, &head, &tail);
+
+	if (!cut) {
+		CHECK(json_width(s, len, 0, len) <= max);
+		CHECK(head == len && tail == len);
+		return;
+	}
+	CHECK(json_width(s, len, 0, len) > max);
+	CHECK(head <= tail && tail <= len);
+	size_t kept = json_width(s, len, 0, head), end = json_width(s, len, tail, len);
+	CHECK(kept != SIZE_MAX && end != SIZE_MAX);
+	CHECK(kept + 3 + end <= max);
+	CHECK(end <= (max - 3) / 4 * 3);
+}
+
 int main(void)
 {
 	unsigned char b[4];
@@ -81,5 +121,33 @@ int main(void)
 		size_t n = encode(cp, b);
 		CHECK_EQ_U64(utf8_sequence_length((const char *)b, n), n);
 	}
+
+	static char text[6000];
+	for (int i = 0; i < 20000; i++) {
+		uint64_t r = check_random(&seed);
+		size_t len = r % sizeof(text), max = 3 + (r >> 16) % 3000;
+		for (size_t k = 0; k < len; k++) {
+			uint64_t v = check_random(&seed);
+			/* Mostly ASCII, with stray bytes, quotes and controls among them. */
+			text[k] = v % 4 ? (char)('a' + v % 26) : (char)(v >> 8);
+			if (!text[k])
+				text[k] = '/';
+		}
+		check_cut(text, len, max);
+	}
+	/* A path of 1,500 Latin-1 bytes keeps its file name of 255 whole. */
+	size_t len = 0, head, tail;
+	for (int d = 0; d < 6; d++) {
+		text[len++] = '/';
+		memset(text + len, 0xe9, 250);
+		len += 250;
+	}
+	text[len++] = '/';
+	memset(text + len, 0xff, 255);
+	len += 255;
+	CHECK(utf8_json_cut(text, len, UTF8_JSON_STRING_MAX, &head, &tail));
+	CHECK(tail == len - 256 && head > 0);
+	CHECK(json_width(text, len, 0, head) + 3 + json_width(text, len, tail, len) <=
+	      UTF8_JSON_STRING_MAX);
 	return 0;
 }
