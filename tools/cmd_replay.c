@@ -112,7 +112,23 @@ struct replay_options {
 	double min_hit_pct;
 	char **plan_names;
 	size_t plan_name_count;
+	struct stat plan_identity; /* the plan file plan_names are of */
 };
+
+/* Whether the plan file is another than the one plan_names were read from,
+ * or gone: rewritten or replaced while the command ran (a new recording, a
+ * copy), it has another inode, size, mtime or ctime. */
+static bool plan_changed(const struct replay_options *o)
+{
+	const struct stat *was = &o->plan_identity;
+	struct stat now;
+
+	return stat(o->plan, &now) != 0 || now.st_dev != was->st_dev || now.st_ino != was->st_ino ||
+	       now.st_size != was->st_size || now.st_mtim.tv_sec != was->st_mtim.tv_sec ||
+	       now.st_mtim.tv_nsec != was->st_mtim.tv_nsec ||
+	       now.st_ctim.tv_sec != was->st_ctim.tv_sec ||
+	       now.st_ctim.tv_nsec != was->st_ctim.tv_nsec;
+}
 
 /* With --strict: says why the run fails the check, in one line. */
 static void strict_failure(const struct replay_options *o, const char *why, int status)
@@ -184,6 +200,11 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 	lines = replay_summary_read(path, from, &s);
 	if (temporary)
 		unlink(path);
+	/* The names of a plan that changed meanwhile are not what the command's
+	 * processes read: "another build in the plan" would be a guess. */
+	const bool changed = plan_changed(o);
+	const char *const *names = changed ? NULL : (const char *const *)o->plan_names;
+	const size_t name_count = changed ? 0 : o->plan_name_count;
 	if (lines == -ENOMEM) {
 		fprintf(stderr, "memplan: out of memory\n");
 		return status ? status : 1;
@@ -205,10 +226,14 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 			failed = true;
 			strict_failure(o, "no process of the command wrote its statistics", status);
 		}
-	} else if (lines > 0 && !s.any_in_plan) {
-		const char *rebuilt = replay_summary_other_build(
-		    &s, (const char *const *)o->plan_names, o->plan_name_count);
-		if (rebuilt)
+	} else if (lines > 0 && !s.any_in_plan && !s.unreadable) {
+		const char *rebuilt = replay_summary_other_build(&s, names, name_count);
+		if (changed)
+			fprintf(stderr,
+				"memplan: %s: no process of the command found its program in "
+				"the plan, which changed during the run; they ran on libc\n",
+				o->plan);
+		else if (rebuilt)
 			fprintf(stderr,
 				"memplan: %s: no process of the command found its program in "
 				"the plan (it holds another build of %s: record it again); "
@@ -237,11 +262,20 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 	} else if (lines > 0) {
 		if (!o->quiet) {
 			name_missed_sites(o, &s);
-			replay_summary_print(stderr, &s, (const char *const *)o->plan_names,
-					     o->plan_name_count,
+			replay_summary_print(stderr, &s, names, name_count,
 					     o->min_hit_pct > 0 ? o->min_hit_pct : POOR_SHARE_PCT);
 		}
-		if (o->strict && replay_summary_share(&s) < o->min_hit_pct) {
+		if (changed)
+			fprintf(stderr, "memplan: %s: the plan changed during the run\n", o->plan);
+		if (o->strict && s.unreadable) {
+			/* As a plan that cannot be used at the start. */
+			failed = true;
+			strict_failure(o,
+				       s.unreadable == 1
+					   ? "a process of the command could not read the plan"
+					   : "processes of the command could not read the plan",
+				       status);
+		} else if (o->strict && replay_summary_share(&s) < o->min_hit_pct) {
 			char why[128], pct[16];
 			replay_summary_share_text(&s, pct, sizeof(pct));
 			snprintf(why, sizeof(why), "%s served, under --min-hit-rate %g", pct,
@@ -334,6 +368,8 @@ int cmd_replay(int argc, char **argv)
 	const uint64_t record_id = plan_file_header(buf)->record_id;
 	o.plan_names = plan_exe_names(buf, &o.plan_name_count);
 	plan_file_unmap((void *)buf, len);
+	if (stat(o.plan, &o.plan_identity) != 0)
+		memset(&o.plan_identity, 0, sizeof(o.plan_identity));
 	if (!o.plan_names) {
 		fprintf(stderr, "memplan: out of memory\n");
 		return 1;

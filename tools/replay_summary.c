@@ -52,6 +52,7 @@ static void add_line(const struct stats_line *line, void *ctx)
 	im->other_args = !strcmp(line->match, "same_exe");
 	im->parent_image = !strcmp(line->match, "parent");
 	im->sandboxed = line->sandboxed;
+	im->unreadable = line->plan_unreadable;
 	uint64_t most = 0;
 	for (uint32_t k = 0; k < line->miss_count; k++)
 		if (line->miss[k] > most) {
@@ -70,6 +71,7 @@ static void add_line(const struct stats_line *line, void *ctx)
 	if (!im->parent_image)
 		s->arena_bytes += im->arena_bytes;
 	s->any_in_plan |= im->in_plan;
+	s->unreadable += im->unreadable;
 	s->under_valgrind |= !strcmp(name, "valgrind.bin") || !strcmp(name, "valgrind");
 }
 
@@ -140,9 +142,19 @@ double replay_summary_share(const struct replay_summary *s)
 	return s->allocs ? 100.0 * (double)s->hits / (double)s->allocs : 100.0;
 }
 
-enum reason { OTHER_ARGS, OTHER_BUILD, NOT_IN_PLAN, PAST_FORKS, POOR, SANDBOXED, REASONS };
+enum reason {
+	UNREADABLE,
+	OTHER_ARGS,
+	OTHER_BUILD,
+	NOT_IN_PLAN,
+	PAST_FORKS,
+	POOR,
+	SANDBOXED,
+	REASONS
+};
 
 static const char *const reason_label[REASONS] = {
+    "could not read the plan",
     "for other arguments",
     "another build in the plan",
     "not in the plan",
@@ -219,7 +231,7 @@ const char *replay_summary_other_build(const struct replay_summary *s,
 				       const char *const *plan_names, size_t plan_name_count)
 {
 	for (size_t i = 0; i < s->count; i++)
-		if (!s->images[i].in_plan &&
+		if (!s->images[i].in_plan && !s->images[i].unreadable &&
 		    has_name(plan_names, plan_name_count, s->images[i].name))
 			return s->images[i].name;
 	return NULL;
@@ -254,7 +266,9 @@ void replay_summary_print(FILE *out, const struct replay_summary *s, const char 
 		enum reason why;
 		if (!im->allocs)
 			continue;
-		if (!im->in_plan)
+		if (im->unreadable)
+			why = UNREADABLE;
+		else if (!im->in_plan)
 			why = has_name(plan_names, plan_name_count, im->name) ? OTHER_BUILD
 									       : NOT_IN_PLAN;
 		else if (im->sandboxed) /* what it did inside goes unsaid */

@@ -1,6 +1,7 @@
 /* What `memplan replay` says when the command has ended: one line with the share
  * of the command's allocations served from the arena, the arena, and for each
- * process image that had no plan or a poor one, why: a plan for other
+ * process image that had no plan or a poor one, why: a plan it could not
+ * read (changed while the command ran), a plan for other
  * arguments, another build of its executable in the plan, no image of it at
  * all, a forked child past those the plan keeps, or few of its allocations
  * served (and the main reason); and the images counted only up to the sandbox
@@ -21,6 +22,7 @@ struct replay_image {
 	bool in_plan, other_args;
 	bool parent_image; /* a forked child the plan has no image of, served from its parent's */
 	bool sandboxed;	   /* its figures end where it sandboxed itself */
+	bool unreadable;   /* it could not read the plan (changed meanwhile), and ran on libc */
 	char top_miss[24]; /* the reason most allocations went to libc, or "" */
 	/* The call site that missed most, by its key in the plan, and its name
 	 * once replay_summary_name_sites found it ("" until then). */
@@ -34,6 +36,7 @@ struct replay_summary {
 	size_t count;
 	uint64_t allocs, hits, arena_bytes;
 	bool any_in_plan;
+	size_t unreadable; /* images that could not read the plan */
 	/* valgrind's launcher ran: the program it starts under a tool that keeps
 	 * its own allocator (memcheck, massif...) is left to it, and writes no
 	 * line. */

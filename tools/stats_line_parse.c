@@ -216,6 +216,8 @@ static void value(struct cursor *c, const char *prefix, const char *key, struct 
 			out->said = v;
 		if (!prefix && !strcmp(key, "sandboxed"))
 			out->sandboxed = v;
+		if (!prefix && !strcmp(key, "plan_unreadable"))
+			out->plan_unreadable = v;
 	} else {
 		number(c, prefix, key, out);
 	}

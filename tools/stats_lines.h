@@ -33,6 +33,7 @@ struct stats_line {
 	char error[256];	   /* record: why not */
 	bool said;		   /* record: whether the process said why on stderr */
 	bool sandboxed;		   /* the process sandboxed itself, or ran in a sandbox */
+	bool plan_unreadable;	   /* replay: the process could not read the plan */
 	uint32_t miss_count;
 	char miss_name[STATS_MISS_KINDS][24];
 	uint64_t miss[STATS_MISS_KINDS];

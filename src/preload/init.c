@@ -572,7 +572,9 @@ __attribute__((constructor)) static void preload_init(void)
 			  " (put libmemplan.so first)", NULL);
 		mode = PRELOAD_OFF;
 	}
-	bool started = mode != PRELOAD_OFF && start_mode(mode) == 0;
+	/* 1: replay found the plan unreadable, and counts what goes to libc. */
+	const int r = mode != PRELOAD_OFF ? start_mode(mode) : -EINVAL;
+	bool started = r >= 0;
 	if (started) {
 		owner_pid = getpid();
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
@@ -582,7 +584,7 @@ __attribute__((constructor)) static void preload_init(void)
 		atomic_store(&preload_mode, mode);
 	}
 	if (mode == PRELOAD_REPLAY)
-		strict_start(started);
+		strict_start(r == 0);
 	guard_leave();
 }
 

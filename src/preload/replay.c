@@ -74,6 +74,10 @@ static enum image_match image_match;
  * others: a plan in which no process of a command finds its program was made
  * from other programs (memplan replay reads it from the statistics). */
 static bool exe_in_plan;
+/* The plan could not be read (truncated, corrupt or replaced while the
+ * command ran): the process runs with no image, every allocation a
+ * plan_unreadable miss, and its line says so, for the command's summary. */
+static bool plan_unreadable;
 static struct site_keys sites_by_key;			 /* the image's */
 static uint64_t size_class_bits[PLAN_SIZE_CLASSES / 64]; /* the image's */
 
@@ -637,8 +641,10 @@ int replay_start(void)
 	bool unreadable;
 	int r;
 
-	if (!map_plan())
-		return -EINVAL;
+	if (!map_plan()) {
+		plan_unreadable = true;
+		return 1;
+	}
 	image_match = find_image(&image, &unreadable);
 	if (image_match != MATCH_NONE)
 		stage_first_entries(&image);
@@ -651,8 +657,10 @@ int replay_start(void)
 		for (uint32_t i = 0; i < plan_file_header(plan_map)->image_count; i++)
 			exe_in_plan |= image_keys[i].exe_key == preload_config.image.exe_key;
 		unmap_plan();
-		/* else a process the recording did not see: counted as no_plan */
-		return unreadable ? -EINVAL : 0;
+		/* Its index has images of this executable; else a process the
+		 * recording did not see: counted as no_plan. */
+		plan_unreadable = exe_in_plan = unreadable;
+		return unreadable ? 1 : 0;
 	}
 	preload_config.depth = image.record.depth;
 	r = index_image();
@@ -1497,7 +1505,7 @@ static __attribute__((cold, noinline)) void report_unreadable(const char *what)
 static inline __attribute__((always_inline)) struct entry_window *caller_window(size_t size)
 {
 	if (!have_image) {
-		miss(MISS_NO_PLAN);
+		miss(plan_unreadable ? MISS_PLAN_UNREADABLE : MISS_NO_PLAN);
 		return NULL;
 	}
 	if (!size || !size_planned(size)) {
@@ -2021,6 +2029,8 @@ void replay_finish(void)
 	json_key_u64(&j, "planned", have_image ? image.record.entry_count : 0);
 	json_key_u64(&j, "pools", have_image ? image.record.pool_count : 0);
 	json_key_bool(&j, "exe_in_plan", exe_in_plan);
+	if (plan_unreadable)
+		json_key_bool(&j, "plan_unreadable", true);
 	json_key_str(&j, "match", match_names[image_match]);
 	json_key_u64(&j, "hits", hits);
 	json_key_u64(&j, "steady_hits", total(offsetof(struct replay_counters, steady_hits)));

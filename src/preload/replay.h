@@ -11,8 +11,10 @@
 #include <stdint.h>
 
 /* Loads the plan and maps the arena. Returns 0 if replay can go on (possibly with
- * no plan for this image, counted as such), or a negative errno after reporting a
- * bad plan file in one line; then the caller passes everything to libc. */
+ * no plan for this image, counted as such); 1 after reporting in one line a plan
+ * file that cannot be read, replay then going on with no image, to count every
+ * allocation as plan_unreadable; or a negative errno after reporting why the
+ * arena cannot be set up; then the caller passes everything to libc. */
 int replay_start(void);
 
 /* An arena block for a request of size bytes and alignment align (1: malloc's

@@ -37,6 +37,7 @@ static int stderr_copy = STDERR_FILENO;
 static struct tally {
 	uint64_t allocs, hits, lines;
 	bool in_plan;
+	bool unreadable; /* a process found the plan unreadable (changed meanwhile) */
 } own;
 
 /* A bad setting fails the command rather than let it pass unchecked; the one
@@ -163,6 +164,7 @@ static void count_lines(struct tally *t)
 				t->allocs += number_after(line, "\"allocs\":");
 				t->hits += number_after(line, "\"hits\":");
 				t->in_plan |= strstr(line, "\"exe_in_plan\":true") != NULL;
+				t->unreadable |= strstr(line, "\"plan_unreadable\":true") != NULL;
 				t->lines++;
 			}
 			skipping = false;
@@ -194,6 +196,8 @@ int strict_exit_status(int status)
 		all = own;
 	if (!why && !started_ok)
 		why = "the plan could not be used";
+	if (!why && all.unreadable)
+		why = "a process of the command could not read the plan";
 	if (!why && all.lines && !all.in_plan)
 		why = whole ? "no process of the command found its program in the plan"
 			    : "the plan has no image of this program";

@@ -1,6 +1,7 @@
 /* Strict replay in the raw form: MEMPLAN_STRICT=1, or MEMPLAN_MIN_HIT_RATE=PCT
  * (which implies it), make the command end with exit status 1, where it would
- * have ended with 0, when its plan could not be used, when no process of it
+ * have ended with 0, when its plan could not be used (by any of its
+ * processes: one that started while it was being rewritten), when no process of it
  * found its program in the plan, or when less than PCT percent of its
  * allocations were served from the arena; one line on stderr says which. A CI
  * job that runs its program under LD_PRELOAD then fails instead of passing on

@@ -88,6 +88,18 @@ head -c 100 "$WORK/sh.plan" >"$WORK/cut.plan"
 strict cut 1 MEMPLAN_PLAN="$WORK/cut.plan" MEMPLAN_STRICT=1
 [ "$(tail -n 1 "$WORK/cut.err")" = "memplan: $WORK/cut.plan: the plan could not be used; exit status 1" ] ||
   fail "cut: $(cat "$WORK/cut.err")"
+# A plan cut while the command runs: a process that starts after finds it
+# unreadable, runs on libc and writes its line all the same, which fails the
+# command.
+script_ok=$script
+script="sort -n '$WORK/in.txt' | md5sum; : >'$WORK/late.plan'; sort -n '$WORK/in.txt' | md5sum"
+sh -c "$script" >"$WORK/expected.out"
+cp "$WORK/sh.plan" "$WORK/late.plan"
+strict late 1 MEMPLAN_PLAN="$WORK/late.plan" MEMPLAN_STRICT=1 MEMPLAN_STATS="$WORK/late.stats"
+[ "$(tail -n 1 "$WORK/late.err")" = "memplan: $WORK/late.plan: a process of the command could not read the plan; exit status 1" ] ||
+  fail "late: $(cat "$WORK/late.err")"
+script=$script_ok
+sh -c "$script" >"$WORK/expected.out"
 # A bad setting fails the command too, rather than letting it pass unchecked,
 # in the one line that names it.
 for setting in MEMPLAN_MIN_HIT_RATE=most MEMPLAN_STRICT=yes; do
