@@ -27,6 +27,7 @@
 #include "commands.h"
 #include "image_label.h"
 #include "json_print.h"
+#include "launch.h"
 #include "missed_sites.h"
 #include "plan_compare.h"
 #include "plan_file.h"
@@ -336,9 +337,69 @@ static int check_image(struct report *rep, const struct limits *lim, const struc
 	return 0;
 }
 
-/* Replay statistics summed over the lines of a file. */
+/* The plan file checked, as the preload library names it in a statistics
+ * line: MEMPLAN_PLAN made absolute against the working directory, not
+ * resolved (as launch_absolute_path does), and cut as utf8_json_cut cuts a
+ * long one; and the file itself, for a line that names it another way
+ * (another relative path, a symbolic link). */
+struct plan_file_id {
+	char text[PATH_MAX + 4];
+	struct stat st;
+	bool has_st;
+	/* The last plan of another text looked at, and whether it is the file. */
+	char last[UTF8_JSON_STRING_MAX + 1];
+	bool last_same;
+};
+
+/* Returns 0, or -1 if path is too long to make absolute. */
+static int plan_file_id_init(struct plan_file_id *id, const char *path)
+{
+	char abs[PATH_MAX];
+	size_t head, tail;
+
+	if (launch_absolute_path(path, abs, sizeof(abs)) < 0)
+		return -1;
+	const bool cut = utf8_json_cut(abs, strlen(abs), UTF8_JSON_STRING_MAX, &head, &tail);
+	snprintf(id->text, sizeof(id->text), "%.*s%s%s", (int)head, abs, cut ? "..." : "",
+		 abs + tail);
+	id->has_st = stat(path, &id->st) == 0;
+	id->last[0] = '\0';
+	id->last_same = false;
+	return 0;
+}
+
+/* Whether plan, as a statistics line names it, is the plan checked. */
+static bool plan_file_is(struct plan_file_id *id, const char *plan)
+{
+	struct stat st;
+
+	if (!strcmp(plan, id->text))
+		return true;
+	if (!*plan || !id->has_st)
+		return false;
+	if (strcmp(plan, id->last)) {
+		snprintf(id->last, sizeof(id->last), "%s", plan);
+		id->last_same = stat(plan, &st) == 0 && st.st_dev == id->st.st_dev &&
+				st.st_ino == id->st.st_ino;
+	}
+	return id->last_same;
+}
+
+/* The plans of other plans' lines named in the message that a file has none
+ * of the plan checked. */
+#define OTHER_PLANS_NAMED 3
+
+/* Replay statistics summed over the lines of a file that are of the plan
+ * checked (plan). */
 struct hit_totals {
+	struct plan_file_id *plan;
 	uint64_t allocs, hits, lines;
+	/* Lines of other plans, the first plans they name, and whether they
+	 * name more. */
+	uint64_t other_lines;
+	char *other_plans[OTHER_PLANS_NAMED];
+	size_t other_plan_count;
+	bool more_plans;
 	char miss_name[STATS_MISS_KINDS][24];
 	uint64_t miss[STATS_MISS_KINDS];
 	uint32_t miss_kinds;
@@ -388,10 +449,33 @@ static int by_missed_desc(const void *pa, const void *pb)
 	return (a->key > b->key) - (a->key < b->key);
 }
 
+static void add_other_plan(struct hit_totals *t, const char *plan)
+{
+	t->other_lines++;
+	for (size_t i = 0; i < t->other_plan_count; i++)
+		if (!strcmp(t->other_plans[i], plan))
+			return;
+	if (t->other_plan_count == OTHER_PLANS_NAMED) {
+		t->more_plans = true;
+		return;
+	}
+	if (!(t->other_plans[t->other_plan_count] = strdup(plan)))
+		t->out_of_memory = true;
+	else
+		t->other_plan_count++;
+}
+
 static void add_line(const struct stats_line *line, void *ctx)
 {
 	struct hit_totals *t = ctx;
 
+	/* Not a line of memplan's, which all name their plan: of no plan. */
+	if (!*line->plan)
+		return;
+	if (!plan_file_is(t->plan, line->plan)) {
+		add_other_plan(t, line->plan);
+		return;
+	}
 	t->lines++;
 	t->allocs += line->allocs;
 	t->hits += line->hits;
@@ -411,18 +495,37 @@ static void add_line(const struct stats_line *line, void *ctx)
 		add_missed_site(t, &line->missed_sites[i], line->exe);
 }
 
-/* Checks the hit rate of a replay's statistics, naming the call sites that
- * missed most from plan. Returns 0, 1 after a message if the file has no
- * statistics to go by, or -ENOMEM. */
-static int check_hit_rate(struct report *rep, const struct limits *lim, const void *plan,
-			  struct symbolizer *sym)
+/* Says that the statistics file has lines, but none of the plan at path
+ * (name: escaped), naming the plans they are of. */
+static void say_other_plans(const struct limits *lim, const char *name, const struct hit_totals *t)
 {
-	struct hit_totals t = {0};
+	fprintf(stderr, "memplan: %s: no statistics of %s in it; its %" PRIu64 " line%s of ",
+		lim->stats_name, name, t->other_lines, t->other_lines == 1 ? " is" : "s are");
+	for (size_t i = 0; i < t->other_plan_count; i++) {
+		fprintf(stderr, "%s", i ? ", " : "");
+		text_safe_fputs(t->other_plans[i], stderr);
+	}
+	fprintf(stderr, "%s\n", t->more_plans ? " and others" : "");
+}
+
+/* Checks the hit rate of a replay's statistics, naming the call sites that
+ * missed most from plan. Only the lines of the plan at path count (name:
+ * escaped). Returns 0, 1 after a message if the file has no statistics of
+ * it to go by, or -ENOMEM. */
+static int check_hit_rate(struct report *rep, const struct limits *lim, const char *path,
+			  const char *name, const void *plan, struct symbolizer *sym)
+{
+	struct plan_file_id id;
+	struct hit_totals t = {.plan = &id};
 	struct named_site sites[NAMED_SITES];
 	size_t named = 0;
 	struct stat st;
 	int status = 0;
 
+	if (plan_file_id_init(&id, path) < 0) {
+		fprintf(stderr, "memplan: %s: path too long\n", name);
+		return 1;
+	}
 	if (stat(lim->stats, &st) != 0) {
 		fprintf(stderr, "memplan: %s: %s\n", lim->stats_name, strerror(errno));
 		return 1;
@@ -438,6 +541,11 @@ static int check_hit_rate(struct report *rep, const struct limits *lim, const vo
 	}
 	if (t.out_of_memory) {
 		status = -ENOMEM;
+		goto out;
+	}
+	if (!t.lines && t.other_lines) {
+		say_other_plans(lim, name, &t);
+		status = 1;
 		goto out;
 	}
 	if (!t.lines || !t.allocs) {
@@ -477,6 +585,8 @@ static int check_hit_rate(struct report *rep, const struct limits *lim, const vo
 				  .sites_title = "missed most:",
 			      });
 out:
+	for (size_t i = 0; i < t.other_plan_count; i++)
+		free(t.other_plans[i]);
 	free(t.sites);
 	return status;
 }
@@ -533,7 +643,7 @@ static int check_plan(const char *path, const char *name, const struct limits *l
 				goto oom;
 		}
 	}
-	if (lim->hit_rate && (n = check_hit_rate(rep, lim, plan, sym)) != 0) {
+	if (lim->hit_rate && (n = check_hit_rate(rep, lim, path, name, plan, sym)) != 0) {
 		if (n == -ENOMEM)
 			goto oom;
 		goto out;

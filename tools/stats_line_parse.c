@@ -197,6 +197,8 @@ static void value(struct cursor *c, const char *prefix, const char *key, struct 
 			string(c, ignored, sizeof(ignored));
 		else if (!strcmp(key, "exe"))
 			string(c, out->exe, sizeof(out->exe));
+		else if (!strcmp(key, "plan"))
+			string(c, out->plan, sizeof(out->plan));
 		else if (!strcmp(key, "error"))
 			string(c, out->error, sizeof(out->error));
 		else if (!strcmp(key, "match"))

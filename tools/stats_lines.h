@@ -25,6 +25,9 @@ struct stats_line {
 	/* As the line has it: a long path is cut in the middle, its file name
 	 * kept (utf8_json_cut), and fits whole here. */
 	char exe[UTF8_JSON_STRING_MAX + 1];
+	/* The plan file, as the process was given it (MEMPLAN_PLAN) made
+	 * absolute, not resolved, and cut as exe is; "" if the line names none. */
+	char plan[UTF8_JSON_STRING_MAX + 1];
 	uint64_t pid;
 	uint64_t allocs, planned, hits, hit_bytes, arena_bytes;
 	bool exe_in_plan;

@@ -284,6 +284,12 @@ assert tail and full.startswith(head) and full.endswith(tail), exe
 assert tail.endswith("/" + "\u00e9" * 250 + "/family") and len(exe) < len(full), exe
 assert line["allocs"] > 0 and line["hits"] > 0 and line["exe_in_plan"], line
 PY
+# A plan at such a path is cut in the line as exe is: check cuts its own path
+# alike to find the lines of its replays.
+( cd "$long_dir" && status 0 "$MEMPLAN" record -o family.plan -- ./family 1 &&
+  status 0 "$MEMPLAN" replay -p family.plan --stats "$WORK/long-plan.jsonl" -- ./family 1 &&
+  status 0 "$MEMPLAN" check family.plan --min-hit-rate 50 --stats "$WORK/long-plan.jsonl" )
+grep -q '"plan":"[^"]*\.\.\.' "$WORK/long-plan.jsonl" || fail "long plan path: not cut in the line"
 # Several images in one plan: images[] has each, totals add up.
 status 0 "$MEMPLAN" record -o "$WORK/multi.plan" -- sh -c "'$PROGRAMS/family' 1 >/dev/null; '$PROGRAMS/exit_paths' return"
 status 0 "$MEMPLAN" show --json "$WORK/multi.plan"

@@ -193,6 +193,19 @@ status 0 "$MEMPLAN" replay -p "$WORK/v1.plan" --stats "$WORK/v2.stats" -- "$WORK
 status 1 "$MEMPLAN" check "$WORK/v1.plan" --min-hit-rate 99 --stats "$WORK/v2.stats"
 grep -q '^FAIL --min-hit-rate 99%: 0\.00% of 482 allocation calls .*no_plan 482' \
   "$WORK/out" || fail "check --min-hit-rate: $(cat "$WORK/out")"
+# Only the lines of the plan checked count: by the path replay writes (made
+# absolute, not resolved), or the same file by another path. v2 served on its
+# own plan, its lines with v1's run on v1.plan, passes on v2.plan; a file of
+# none of the plan's lines fails, and says whose they are.
+status 0 "$MEMPLAN" replay -p "$WORK/v2.plan" --stats "$WORK/mixed.stats" -- "$WORK/v2/gate_app"
+cat "$WORK/v2.stats" >>"$WORK/mixed.stats"
+status 0 "$MEMPLAN" check "$WORK/v2.plan" --min-hit-rate 99 --stats "$WORK/mixed.stats"
+ln -s v2.plan "$WORK/v2-link.plan"
+status 0 "$MEMPLAN" check "$WORK/v2-link.plan" --min-hit-rate 99 --stats "$WORK/mixed.stats"
+( cd "$WORK/v2" && status 0 "$MEMPLAN" check ../v2.plan --min-hit-rate 99 --stats ../mixed.stats )
+status 1 "$MEMPLAN" check "$WORK/v2.plan" --min-hit-rate 99 --stats "$WORK/v1.stats"
+grep -Eqx "memplan: $WORK/v1.stats: no statistics of $WORK/v2.plan in it; its [0-9]+ lines? (is|are) of $WORK/v1.plan" \
+  "$WORK/err" || fail "check on statistics of another plan: $(cat "$WORK/err")"
 # Statistics lines no memplan wrote (a file check takes from anywhere): nested
 # 100,000 deep, a key that looks like a missed site's, a line cut after a
 # backslash (the parser read past its end). None is read; the first crashed

@@ -90,7 +90,7 @@ grep -q '^OK ' out || fail "check at 1%: $(cat out)"
 # numbers where objects go. Read without harm; sites the plan does not have
 # are named by their keys.
 {
-  printf '{"exe":"/x/growing_table","allocs":10,"hits":1,"misses":{"pool_full":9},'
+  printf '{"exe":"/x/growing_table","plan":"%s/t.plan","allocs":10,"hits":1,"misses":{"pool_full":9},' "$PWD"
   printf '"missed_sites":{"zz":{"pool_full":1},"123456789abcdef01":{"pool_full":2},'
   printf '"00000000000000aa":7,"00000000000000bb":{"a":{"b":1}},'
   for i in $(seq 10 30); do printf '"%016x":{"pool_full":%d},' "$i" "$i"; done
