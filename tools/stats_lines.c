@@ -39,6 +39,22 @@ int stats_lines_read(const char *path, off_t from,
 	return count;
 }
 
+/* Makes an empty file of our own in dir, its name into path. Returns 0, or
+ * -1 with errno set. */
+static int make_temporary(const char *dir, char *path, size_t cap)
+{
+	int fd;
+
+	if ((size_t)snprintf(path, cap, "%s/memplan-stats.XXXXXX", dir) >= cap) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = mkstemp(path)) < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *from,
 		       bool *temporary)
 {
@@ -55,19 +71,28 @@ int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *fro
 			*from = st.st_size;
 	} else {
 		const char *dir = getenv("TMPDIR");
-		int fd = -1;
-		dir = dir && *dir ? dir : "/tmp";
-		errno = ENAMETOOLONG;
-		if ((size_t)snprintf(path, cap, "%s/memplan-stats.XXXXXX", dir) < cap)
-			fd = mkstemp(path);
-		if (fd < 0) {
-			fprintf(stderr,
-				"memplan: %s: cannot make a file for the processes' statistics: "
-				"%s (TMPDIR names the directory)\n",
-				dir, strerror(errno));
-			return -1;
+		const bool own_dir = dir && *dir && strcmp(dir, "/tmp") != 0;
+		/* A TMPDIR that cannot hold the file (missing, read-only, full)
+		 * leaves /tmp: the file is memplan's own, read back and removed
+		 * when the command ends. */
+		if (!own_dir || make_temporary(dir, path, cap) < 0) {
+			const int dir_err = own_dir ? errno : 0;
+			if (make_temporary("/tmp", path, cap) < 0) {
+				if (dir_err)
+					fprintf(
+					    stderr,
+					    "memplan: %s: cannot make a file for the processes' "
+					    "statistics: %s, nor in /tmp: %s\n",
+					    dir, strerror(dir_err), strerror(errno));
+				else
+					fprintf(
+					    stderr,
+					    "memplan: /tmp: cannot make a file for the processes' "
+					    "statistics: %s (TMPDIR names the directory)\n",
+					    strerror(errno));
+				return -1;
+			}
 		}
-		close(fd);
 		*temporary = true;
 	}
 	setenv("MEMPLAN_STATS", path, 1);

@@ -56,9 +56,10 @@ bool stats_line_parse(const char *text, struct stats_line *out);
 
 /* Chooses the statistics file for a command memplan runs: the user's (made
  * absolute) with *from its current size, so that only the lines of this run
- * are read back; else a fresh temporary file (*temporary set: unlink it after).
- * Exports it as MEMPLAN_STATS. Returns 0, or -1 after a message if the user's
- * path is too long, or if no temporary file can be made (then MEMPLAN_STATS is
+ * are read back; else a fresh temporary file (*temporary set: unlink it after)
+ * in $TMPDIR, or in /tmp if $TMPDIR cannot hold it. Exports it as
+ * MEMPLAN_STATS. Returns 0, or -1 after a message if the user's path is too
+ * long, or if no temporary file can be made in either (then MEMPLAN_STATS is
  * not set). */
 int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *from,
 		       bool *temporary);

@@ -179,13 +179,15 @@ status 0 timeout 15 env LD_PRELOAD="$faketime_lib" FAKETIME="2020-01-01 00:00:00
 grep -q "pid [0-9]* sleep, left running by sh, goes on" "$WORK/err" ||
   fail "record under a frozen clock: $(cat "$WORK/err")"
 
-# No summary without statistics to read back: when no temporary file can be
-# made for them, one line says why.
-status 0 env TMPDIR="$WORK/nonexistent" "$MEMPLAN" replay -p "$WORK/family.plan" -- "$PROGRAMS/family" 2
-cmp -s "$WORK/out" "$WORK/family.plain" || fail "replay without statistics changed the output"
-[ "$(grep -c . "$WORK/err")" = 1 ] &&
-  grep -q "^memplan: $WORK/nonexistent: cannot make a file for the processes' statistics: No such file" "$WORK/err" ||
-  fail "replay without a temporary directory: $(cat "$WORK/err")"
+# A TMPDIR that cannot hold the statistics' temporary file (missing) leaves
+# /tmp, without a word: replay sums the run up and --strict judges it as
+# ever, and record says nothing.
+status 0 env TMPDIR="$WORK/nonexistent" "$MEMPLAN" replay --strict -p "$WORK/family.plan" -- "$PROGRAMS/family" 2
+cmp -s "$WORK/out" "$WORK/family.plain" || fail "replay with a missing TMPDIR changed the output"
+[ "$(grep -c . "$WORK/err")" = 1 ] && grep -q "^memplan replay: .* (family, arena" "$WORK/err" ||
+  fail "replay with a missing TMPDIR: $(cat "$WORK/err")"
+status 0 env TMPDIR="$WORK/nonexistent" "$MEMPLAN" record -o "$WORK/tmpdir.plan" -- "$PROGRAMS/family" 2
+[ ! -s "$WORK/err" ] && [ -s "$WORK/tmpdir.plan" ] || fail "record with a missing TMPDIR: $(cat "$WORK/err")"
 
 # A statically linked command (Debian's ldconfig, found through PATH): the
 # preload library never runs in it. record and replay say why, in one line,
