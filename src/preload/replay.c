@@ -651,15 +651,16 @@ int replay_start(void)
 	plan_descriptor_close();
 	have_image = exe_in_plan = image_match != MATCH_NONE;
 	if (!have_image) {
-		/* Of this executable but of no image this process can take (only
-		 * forked children of it were recorded, say, their parent's plan
-		 * lost): the summary must not call it another build. */
+		/* Its index has images of this executable, unreadable or none this
+		 * process can take (only forked children of it were recorded, say,
+		 * their parent's plan lost: the summary must not call it another
+		 * build); else a process the recording did not see. Counted as
+		 * plan_unreadable or no_plan. */
+		exe_in_plan = unreadable;
 		for (uint32_t i = 0; i < plan_file_header(plan_map)->image_count; i++)
 			exe_in_plan |= image_keys[i].exe_key == preload_config.image.exe_key;
 		unmap_plan();
-		/* Its index has images of this executable; else a process the
-		 * recording did not see: counted as no_plan. */
-		plan_unreadable = exe_in_plan = unreadable;
+		plan_unreadable = unreadable;
 		return unreadable ? 1 : 0;
 	}
 	preload_config.depth = image.record.depth;
