@@ -2,10 +2,27 @@
 #include "cli_args.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decimal_text.h"
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+	int index = -1;
+
+	optarg = NULL;
+	int c = getopt_long(argc, argv, shortopts, longopts, &index);
+	if (c == -1 || c == '?' || !optarg || strcmp(optarg, "--") != 0)
+		return c;
+	if (index >= 0)
+		fprintf(stderr, "%s: option '--%s' needs a value, not '--'\n", argv[0],
+			longopts[index].name);
+	else
+		fprintf(stderr, "%s: option '-%c' needs a value, not '--'\n", argv[0], c);
+	return '?';
+}
 
 int cli_parse_count(const char *text, uint64_t *out)
 {

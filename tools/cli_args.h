@@ -1,9 +1,16 @@
-/* Parsing the numbers the subcommands take as option arguments. Each returns 0,
- * or -EINVAL if the text is not such a number (the caller says which option
- * wanted what). */
+/* Parsing the subcommands' options, and the numbers they take as option
+ * arguments. Each number parser returns 0, or -EINVAL if the text is not such
+ * a number (the caller says which option wanted what). */
 #pragma once
 
+#include <getopt.h>
 #include <stdint.h>
+
+/* getopt_long (longindex aside), except that an option that takes a value is
+ * refused a value of exactly "--" as getopt refuses a missing one: named on
+ * stderr after argv[0], and '?' returned. In `record -o -- ./app` the value
+ * was left out; taken as one, "--" would name a file. */
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
 
 /* A whole number from 0 up, in decimal, nothing before or after it. */
 int cli_parse_count(const char *text, uint64_t *out);

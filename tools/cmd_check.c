@@ -696,7 +696,7 @@ int cmd_check(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "b:g:p:a:r:s:jh", options, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "b:g:p:a:r:s:jh", options)) != -1) {
 		switch (c) {
 		case 'b':
 			lim.baseline = optarg;

@@ -349,7 +349,7 @@ int cmd_diff(int argc, char **argv)
 	int c, status = 1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jmt:h", options, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "jmt:h", options)) != -1) {
 		switch (c) {
 		case 'j':
 		case 'm':

@@ -338,7 +338,7 @@ int cmd_plan(int argc, char **argv)
 	int c;
 
 	optind = 0; /* glibc: full reset, the dispatcher may have parsed already */
-	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "o:h", longopts)) != -1) {
 		switch (c) {
 		case 'c':
 			a.csv_path = optarg;

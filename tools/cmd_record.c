@@ -218,7 +218,7 @@ int cmd_record(int argc, char **argv)
 	int c, r, status;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:d:s:w:h", options, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+o:d:s:w:h", options)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;

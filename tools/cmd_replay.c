@@ -313,7 +313,7 @@ int cmd_replay(int argc, char **argv)
 	int c, prefault = 0, status;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:s:fqh", options, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+p:s:fqh", options)) != -1) {
 		switch (c) {
 		case 'p':
 			o.plan = optarg;

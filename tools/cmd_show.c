@@ -386,7 +386,7 @@ int cmd_show(int argc, char **argv)
 		return 1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jst:ae:bh", options, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "jst:ae:bh", options)) != -1) {
 		switch (c) {
 		case 'j':
 			o.json = true;

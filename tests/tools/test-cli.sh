@@ -17,6 +17,37 @@ for seconds in 1e1 0x10 -1 ' 2'; do
   status 2 "$MEMPLAN" record -o "$WORK/x.plan" --plan-seconds "$seconds" -- true
 done
 status 2 "$MEMPLAN" record -o "$WORK/x.plan" --depth many -- true
+# A value left out before "--" is no value of "--": nothing is written to a
+# file of that name.
+while read -r option command; do
+  (cd "$WORK" && status 2 "$MEMPLAN" $command)
+  grep -qx "memplan ${command%% *}: option '$option' needs a value, not '--'" "$WORK/err" ||
+    fail "$command: $(cat "$WORK/err")"
+done <<EOF
+-o record -o -- true
+--output record --output=-- -- true
+-d record -o x.plan -d -- true
+--plan-seconds record -o x.plan --plan-seconds -- true
+--wait-left record -o x.plan --wait-left -- true
+-p replay -p -- true
+--stats replay -p x.plan --stats -- true
+--min-hit-rate replay -p x.plan --min-hit-rate -- true
+--csv plan --csv --
+-o plan x.plan -o --
+--time-limit plan x.plan --time-limit --
+--capacity plan --csv x.csv --capacity --
+--threads plan x.plan --threads --
+--top show --top -- x.plan
+--exe show --exe -- x.plan
+--top diff --top -- a.plan b.plan
+--baseline check --baseline -- x.plan
+--max-growth check --max-growth -- x.plan
+--max-peak check --max-peak -- x.plan
+--max-allocs check --max-allocs -- x.plan
+--min-hit-rate check --min-hit-rate -- x.plan
+--stats check --stats -- x.plan
+EOF
+[ ! -e "$WORK/--" ] || fail "a value of -- made a file of that name"
 status 2 "$MEMPLAN" replay -- true
 # Percentages are digits with an optional fraction: not strtod's hexadecimal
 # or exponents, which the byte counts already refuse.

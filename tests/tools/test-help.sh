@@ -27,8 +27,9 @@ for cmd in $commands; do
   # The parser's long options: the names in its struct option table.
   longs=$(sed -n 's/^[[:space:]]*{"\([a-z][a-z-]*\)", *\(no\|required\|optional\)_argument.*/\1/p' "$src")
   [ -n "$longs" ] || fail "$cmd: no options found in $src"
-  # Its short options: the letters of getopt_long's option string.
-  shorts=$(sed -n 's/.*getopt_long(argc, argv, "+\{0,1\}\([a-zA-Z:]*\)".*/\1/p' "$src" | tr -d ':' | fold -w1)
+  # Its short options: the letters of cli_getopt's option string.
+  shorts=$(sed -n 's/.*cli_getopt(argc, argv, "+\{0,1\}\([a-zA-Z:]*\)".*/\1/p' "$src" | tr -d ':' | fold -w1)
+  [ -n "$shorts" ] || fail "$cmd: no option string found in $src"
   for o in $longs; do
     grep -Eq -- "(^|[ ,])--$o([ ,=]|$)" "$WORK/$cmd.help" || fail "$cmd --help does not describe --$o"
     grep -q -- "--$o" "$WORK/man.txt" || fail "the man page does not describe $cmd --$o"
