@@ -68,9 +68,9 @@ static void plan_usage(FILE *f)
 		"the new one is not smaller. Every plan is checked before it is written.\n"
 		"\n"
 		"options:\n"
-		"  --csv IN              the instance to plan\n"
-		"  -o, --output OUT      where to write the result (default for --csv:\n"
-		"                        stdout; required for a PLAN)\n"
+		"  --csv IN              the instance to plan (-: stdin)\n"
+		"  -o, --output OUT      where to write the result (default for --csv,\n"
+		"                        and -: stdout; a file, for a PLAN)\n"
 		"  --time-limit SECONDS  the planner's budget in seconds (default %.0f), for\n"
 		"                        all the images of a PLAN together; a heuristic\n"
 		"                        that would not fit is skipped, so on a huge trace\n"
@@ -206,7 +206,9 @@ static int plan_csv_main(const struct plan_args *a)
 	FILE *mem = NULL;
 	int ret, status = 1, show_progress = isatty(STDERR_FILENO);
 
-	ret = csv_instance_read(a->csv_path, &inst, why, sizeof(why));
+	ret = strcmp(a->csv_path, "-")
+		  ? csv_instance_read(a->csv_path, &inst, why, sizeof(why))
+		  : csv_instance_read_fd(STDIN_FILENO, &inst, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "memplan: %s: %s\n", a->in_name, why);
 		return 1;
@@ -387,6 +389,16 @@ int cmd_plan(int argc, char **argv)
 		plan_usage(stderr);
 		return 2;
 	}
+	/* "-" is stdout for the CSV, as it is stdin for --csv; a plan is binary. */
+	if (a.out_path && !strcmp(a.out_path, "-")) {
+		if (a.plan_path) {
+			fprintf(stderr, "memplan: plan: a plan is binary and goes to a file, "
+					"not to stdout (-o -)\n");
+			plan_usage(stderr);
+			return 2;
+		}
+		a.out_path = NULL;
+	}
 	/* Re-planning a PLAN has no capacity to stop at: not ignored silently. */
 	if (a.plan_path && capacity) {
 		fprintf(stderr, "memplan: plan: --capacity applies only to --csv IN\n");
@@ -395,6 +407,8 @@ int cmd_plan(int argc, char **argv)
 	}
 	/* Control characters of the paths are escaped in messages, as a plan's own. */
 	const char *in = a.plan_path ? a.plan_path : a.csv_path;
+	if (in && !strcmp(in, "-") && !a.plan_path)
+		in = "<stdin>";
 	a.in_name = text_safe_dup(in ? in : "");
 	a.out_name = text_safe_dup(a.out_path ? a.out_path : "");
 	int status = 1;

@@ -252,6 +252,8 @@ int cmd_record(int argc, char **argv)
 			 stray ? " (did you mean -o " : "", stray ? stray : "", stray ? "?)" : "");
 		return usage(why);
 	}
+	if (!strcmp(output, "-"))
+		return usage("a plan is binary and goes to a file, not to stdout (-o -)");
 	if (optind >= argc)
 		return usage("no command given");
 

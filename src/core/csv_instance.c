@@ -271,24 +271,18 @@ err_free:
 	return ret;
 }
 
-int csv_instance_read(const char *path, struct csv_instance *inst, char *why, size_t why_len)
+int csv_instance_read_fd(int fd, struct csv_instance *inst, char *why, size_t why_len)
 {
 	struct stat st;
 	char *text = NULL;
 	size_t len = 0;
-	int fd, ret;
+	int ret;
 
 	memset(inst, 0, sizeof(*inst));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		set_why(why, why_len, "%s", strerror(errno));
-		return ret;
-	}
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
 		set_why(why, why_len, "%s", strerror(errno));
-		goto err_close;
+		return ret;
 	}
 	/* A pipe or /dev/stdin has no size: grow as we read. */
 	size_t cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
@@ -296,7 +290,7 @@ int csv_instance_read(const char *path, struct csv_instance *inst, char *why, si
 	if (!text) {
 		ret = -ENOMEM;
 		set_why(why, why_len, "%s", strerror(ENOMEM));
-		goto err_close;
+		return ret;
 	}
 	for (;;) {
 		if (len == cap) {
@@ -325,7 +319,21 @@ int csv_instance_read(const char *path, struct csv_instance *inst, char *why, si
 
 err_free:
 	free(text);
-err_close:
+	return ret;
+}
+
+int csv_instance_read(const char *path, struct csv_instance *inst, char *why, size_t why_len)
+{
+	int fd, ret;
+
+	memset(inst, 0, sizeof(*inst));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		set_why(why, why_len, "%s", strerror(errno));
+		return ret;
+	}
+	ret = csv_instance_read_fd(fd, inst, why, why_len);
 	close(fd);
 	return ret;
 }

@@ -42,6 +42,10 @@ int csv_instance_parse(const char *text, size_t len, struct csv_instance *inst, 
  * negative errno of the failed open/read (with why set). May allocate. */
 int csv_instance_read(const char *path, struct csv_instance *inst, char *why, size_t why_len);
 
+/* Reads fd to its end (a file, a pipe) and parses what it read, as
+ * csv_instance_read; fd stays open. */
+int csv_instance_read_fd(int fd, struct csv_instance *inst, char *why, size_t why_len);
+
 /* Writes the header and one row per block: id,lower,upper,size[,alignment],offset.
  * Returns 0 or -EIO. Does not allocate beyond stdio. */
 int csv_instance_write(FILE *out, const struct csv_instance *inst);

@@ -48,6 +48,11 @@ done <<EOF
 --stats check --stats -- x.plan
 EOF
 [ ! -e "$WORK/--" ] || fail "a value of -- made a file of that name"
+# A plan is binary: -o - is no stdout for it, nor a file named -.
+(cd "$WORK" && status 2 "$MEMPLAN" record -o - -- true)
+grep -qx "memplan: record: a plan is binary and goes to a file, not to stdout (-o -)" "$WORK/err" ||
+  fail "record -o -: $(cat "$WORK/err")"
+[ ! -e "$WORK/-" ] || fail "record -o - wrote a file named -"
 status 2 "$MEMPLAN" replay -- true
 # Percentages are digits with an optional fraction: not strtod's hexadecimal
 # or exponents, which the byte counts already refuse.

@@ -107,6 +107,19 @@ top=$(check_plan "$tmp/12.csv") || fail "input.12.csv: invalid plan"
 [ "$top" -eq 12 ] || fail "input.12.csv: arena $top, expected 12"
 grep -q "arena 12 bytes, lower bound 12 bytes" "$tmp/err" || fail "stderr lacks the figures"
 
+# "-" is stdin for --csv and stdout for -o, not a file of that name; a plan is
+# binary, so it is no stdout for one.
+(cd "$tmp" && "$MEMPLAN" plan --csv - -o - --time-limit 1 <"$MEMPLAN_DSA_DIR/input.12.csv" \
+	>"$tmp/12-stdin.csv" 2>"$tmp/err") || fail "--csv - -o -: $(cat "$tmp/err")"
+[ ! -e "$tmp/-" ] || fail "-o - wrote a file named -"
+cmp -s "$tmp/12.csv" "$tmp/12-stdin.csv" || fail "--csv - -o -: $(cat "$tmp/12-stdin.csv")"
+grep -q "^memplan: <stdin>: 5 blocks, arena 12 bytes" "$tmp/err" || fail "--csv -: $(cat "$tmp/err")"
+(cd "$tmp" && "$MEMPLAN" plan "$tmp/app.plan" -o - >/dev/null 2>"$tmp/err")
+[ $? -eq 2 ] || fail "a PLAN to -o - should exit 2"
+grep -qx "memplan: plan: a plan is binary and goes to a file, not to stdout (-o -)" "$tmp/err" ||
+	fail "a PLAN to -o -: $(cat "$tmp/err")"
+[ ! -e "$tmp/-" ] || fail "plan PLAN -o - wrote a file named -"
+
 # Two challenging instances with -o and a short limit.
 for f in A.1048576.csv K.1048576.csv; do
 	"$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/$f" -o "$tmp/$f" --time-limit 1 2>"$tmp/err" ||
