@@ -39,20 +39,21 @@ static int by_peak_desc(const void *pa, const void *pb)
 }
 
 /* Whether the image's executable (its file name or path) or its argv[0] (the
- * name it was run by: sh for dash, python3 for python3.11) matches one of the
- * patterns. */
+ * name it was run by: sh for dash, python3 for python3.11), as it was given
+ * (./app) or by its file name, matches one of the patterns. */
 static bool matches(const struct plan_image *im, char *const *patterns, size_t count)
 {
 	const char *path = im->strings + im->record.exe_path_offset;
 	const char *argv0 = image_match_next_arg(im, NULL), *slash;
+	const char *argv0_name = argv0 && (slash = strrchr(argv0, '/')) ? slash + 1 : argv0;
 
 	if (!count)
 		return true;
-	if (argv0 && (slash = strrchr(argv0, '/')))
-		argv0 = slash + 1;
 	for (size_t i = 0; i < count; i++)
 		if (!fnmatch(patterns[i], image_match_exe_name(im), 0) ||
-		    !fnmatch(patterns[i], path, 0) || (argv0 && !fnmatch(patterns[i], argv0, 0)))
+		    !fnmatch(patterns[i], path, 0) ||
+		    (argv0 &&
+		     (!fnmatch(patterns[i], argv0, 0) || !fnmatch(patterns[i], argv0_name, 0))))
 			return true;
 	return false;
 }

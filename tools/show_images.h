@@ -18,8 +18,9 @@
 /* Fills *order (malloc'ed, *count entries) with the indices of the images of
  * the validated plan buffer whose executable matches one of the count_patterns
  * shell patterns (fnmatch) by its file name or its path, or whose argv[0]
- * does by its file name (every image for no patterns), sorted by requested peak, then arena, largest first, then by
- * index. Returns 0 or -ENOMEM. May allocate. */
+ * does as it was given or by its file name (every image for no patterns),
+ * sorted by requested peak, then arena, largest first, then by index.
+ * Returns 0 or -ENOMEM. May allocate. */
 int show_images_select(const void *buf, char *const *patterns, size_t pattern_count,
 		       uint32_t **order, uint32_t *count);
 

@@ -57,6 +57,13 @@ grep -q "^plan: many.plan (20 process images of $count;" out || fail "--exe: $(h
 [ "$(grep -c '^image: ' out)" = 20 ] || fail "--exe: $(grep -c '^image: ' out) images in detail"
 status 1 "$MEMPLAN" show --exe no-such-program many.plan
 grep -q "no process image of an executable named no-such-program" err || fail "--exe none: $(cat err)"
+# argv[0] matches as it was given (./sorter), as well as by its file name.
+cp "$(command -v sort)" sorter
+status 0 "$MEMPLAN" record -o dot.plan -- ./sorter many.py
+for pattern in ./sorter './sort*' sorter; do
+  status 0 "$MEMPLAN" show --exe "$pattern" dot.plan
+  grep -q '^image: .*/sorter ' out || fail "--exe $pattern: $(cat out)"
+done
 # --bytes: the figures of show --json, to the byte.
 status 0 "$MEMPLAN" show --bytes --exe "$top_name" many.plan
 grep -q "^  arena:        $top_arena bytes$" out && grep -q "^  requested peak: $top_peak bytes " out ||
