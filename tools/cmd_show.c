@@ -27,6 +27,9 @@
 #include "size_text.h"
 #include "text_safe.h"
 
+/* Room for a frame's name: C++ template names run past a thousand bytes. */
+#define FRAME_NAME_BYTES 4096
+
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
 static int usage(const char *why)
@@ -166,7 +169,7 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 			s->allocations, kind);
 		uint32_t shown = frame_symbols_shown(im, s->site, sym);
 		for (uint32_t f = 0; f < shown; f++) {
-			char name[1024];
+			char name[FRAME_NAME_BYTES];
 			frame_symbols_format(im, site->first_frame + f, sym, name, sizeof(name));
 			if (f)
 				fprintf(out, "    %12s %8s %10s %-11s   ", "", "", "", "");
@@ -249,7 +252,7 @@ static void print_image_json(FILE *out, struct symbolizer *sym, const struct pla
 		uint32_t shown = frame_symbols_shown(im, s->site, sym);
 		fprintf(out, "],\"frames\":[");
 		for (uint32_t f = 0; f < shown; f++) {
-			char name[1024];
+			char name[FRAME_NAME_BYTES];
 			frame_symbols_format(im, site->first_frame + f, sym, name, sizeof(name));
 			if (f)
 				fputc(',', out);

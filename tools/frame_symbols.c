@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text_safe.h"
+
 static const char *stored_string(const struct plan_image *im, uint32_t offset)
 {
 	return offset == PLAN_NO_STRING ? NULL : im->strings + offset;
@@ -123,10 +125,12 @@ void frame_symbols_format(const struct plan_image *im, uint32_t f, struct symbol
 			break;
 		at += (size_t)w;
 	}
-	if (at >= cap)
-		return;
-	if (n)
-		snprintf(out + at, cap - at, " in %s", module);
-	else
-		snprintf(out, cap, "%s+0x%" PRIx64, module, frame->offset);
+	int w = 0;
+	if (at < cap && n)
+		w = snprintf(out + at, cap - at, " in %s", module);
+	else if (at < cap)
+		w = snprintf(out, cap, "%s+0x%" PRIx64, module, frame->offset);
+	/* A name cut short would read as a whole one: it says it was cut. */
+	if (w >= 0 && at + (size_t)w >= cap)
+		text_safe_mark_cut(out, strlen(out));
 }

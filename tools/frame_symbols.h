@@ -33,6 +33,7 @@ const char *frame_symbols_module_name(const struct plan_image *image, uint32_t m
 
 /* Writes frame f of image into out (always NUL-terminated): its symbols
  * innermost first, "inner (file:line) inlined in outer (file:line) in module",
- * or "module+0xoffset" when nothing is known. May allocate (sym). */
+ * or "module+0xoffset" when nothing is known. A frame that does not fit in
+ * cap bytes ends with "..." where it was cut. May allocate (sym). */
 void frame_symbols_format(const struct plan_image *image, uint32_t f, struct symbolizer *sym,
 			  char *out, size_t cap);

@@ -129,18 +129,6 @@ static bool put(char *out, size_t cap, size_t *at, const char *text, size_t len,
 	return text_safe_append(out, cap, at, text, len);
 }
 
-/* Ends a name cut short with "...", on a whole UTF-8 character: a cut in the
- * middle of a C++ name would read as a whole one. */
-static void mark_cut(char *out, size_t at)
-{
-	if (at < 3)
-		return;
-	at -= 3;
-	while (at && ((unsigned char)out[at] & 0xc0) == 0x80)
-		at--;
-	memcpy(out + at, "...", 4);
-}
-
 void site_identity_name(const struct site_identity *id, bool markdown, char *out, size_t cap)
 {
 	const char *arrow = markdown ? " ← " : " <- ";
@@ -179,5 +167,5 @@ void site_identity_name(const struct site_identity *id, bool markdown, char *out
 		}
 	}
 	if (!fits)
-		mark_cut(out, at);
+		text_safe_mark_cut(out, at);
 }

@@ -95,3 +95,13 @@ char *text_safe_dup(const char *s)
 		text_safe_append(out, 4 * len + 1, &at, s, len);
 	return out;
 }
+
+void text_safe_mark_cut(char *out, size_t len)
+{
+	if (len < 3)
+		return;
+	len -= 3;
+	while (len && ((unsigned char)out[len] & 0xc0) == 0x80)
+		len--;
+	memcpy(out + len, "...", 4);
+}

@@ -25,3 +25,8 @@ void text_safe_fputs(const char *s, FILE *f);
 /* A copy of the string s, escaped (malloc'ed; NULL if out of memory): for a
  * path the user gave, printed in a report and in messages. */
 char *text_safe_dup(const char *s);
+
+/* Ends out, a text of len bytes cut short, with "..." in place of its last
+ * characters, on a whole UTF-8 character: a cut in the middle of a C++ name
+ * would read as a whole one. Leaves a text of fewer than 3 bytes as it is. */
+void text_safe_mark_cut(char *out, size_t len);
