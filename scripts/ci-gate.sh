@@ -25,10 +25,11 @@ fi
 baseline=$1
 shift 2
 head="$dir/memplan-head.plan"
+report="$dir/memplan-diff.md"
 
 # 1. Record the test run. A failing test fails the job with its own status. A
-#    plan left by an earlier run must not stand in for this one's.
-rm -f "$head"
+#    plan or report left by an earlier run must not stand in for this one's.
+rm -f "$head" "$report"
 "$memplan" record -o "$head" -- "$@"
 if [ ! -e "$head" ]; then
   echo "memplan gate: the run wrote no plan (memplan said why above)" >&2
@@ -42,7 +43,7 @@ if [ ! -e "$baseline" ]; then
 fi
 
 # 3. The report, for people (a pull-request comment or the job's summary).
-"$memplan" diff --markdown "$baseline" "$head" >"$dir/memplan-diff.md"
+"$memplan" diff --markdown "$baseline" "$head" >"$report"
 
 # 4. The verdict: exit 1, with one line per limit exceeded, if memory grew.
 "$memplan" check "$head" --baseline "$baseline" --max-growth "$max_growth"

@@ -237,6 +237,8 @@ rm "$WORK/gate/memplan-head.plan"
 (cd "$WORK/v1" && MEMPLAN=$MEMPLAN GATE_DIR=$WORK/gate "$CI_GATE" "$WORK/none.plan" -- ./gate_app \
   >"$WORK/out" 2>&1) || fail "the gate failed without a baseline: $(cat "$WORK/out")"
 [ -s "$WORK/gate/memplan-head.plan" ] || fail "the gate recorded no plan"
+# The report of the run before is gone, not published as this run's.
+[ ! -e "$WORK/gate/memplan-diff.md" ] || fail "the gate left the earlier run's report"
 # A run that writes no plan (a statically linked program) fails the gate, and
 # does not pass it on the plan an earlier run left.
 (MEMPLAN=$MEMPLAN GATE_DIR=$WORK/gate "$CI_GATE" "$WORK/v1.plan" -- /sbin/ldconfig -p \
