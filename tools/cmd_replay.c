@@ -77,45 +77,65 @@ static int usage(const char *why)
 	return 0;
 }
 
-/* The file names of the executables the plan has images of, for the summary
- * (another build of a program, or no image of it), escaped as the summary's
- * own names are (text_safe.h). Copied: the plan is not kept mapped while the
- * command runs. Returns NULL if out of memory. */
-static char **plan_exe_names(const void *buf, size_t *count)
+static void free_exes(struct replay_plan_exe *exes, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(exes[i].name);
+		free(exes[i].path);
+	}
+	free(exes);
+}
+
+/* The executables the plan has images of, each file name once, for the
+ * summary (another build of a program, or no image of it), escaped as the
+ * summary's own names are (text_safe.h). Copied: the plan is not kept mapped
+ * while the command runs. Returns NULL if out of memory. */
+static struct replay_plan_exe *plan_exes(const void *buf, size_t *count)
 {
 	uint32_t n = plan_file_header(buf)->image_count;
-	char **names = calloc(n ? n : 1, sizeof(*names));
+	struct replay_plan_exe *exes = calloc(n ? n : 1, sizeof(*exes));
 
 	*count = 0;
-	for (uint32_t i = 0; names && i < n; i++) {
+	for (uint32_t i = 0; exes && i < n; i++) {
 		struct plan_image im;
 		plan_file_image(buf, i, &im);
-		const char *name = image_match_exe_name(&im);
-		size_t len = strlen(name), at = 0;
-		/* An escape takes at most four bytes a byte. */
-		if ((names[i] = malloc(4 * len + 1)))
-			text_safe_append(names[i], 4 * len + 1, &at, name, len);
-		if (!names[i]) {
-			while (i--)
-				free(names[i]);
-			free(names);
-			return NULL;
+		char *name = text_safe_dup(image_match_exe_name(&im));
+		if (!name)
+			goto err_free;
+		size_t k = 0;
+		while (k < *count && strcmp(exes[k].name, name))
+			k++;
+		const bool by_path = plan_image_exe_by_path(&im);
+		if (k < *count) {
+			free(name);
+			exes[k].by_path &= by_path;
+			continue;
 		}
-		*count = i + 1;
+		exes[k].name = name;
+		exes[k].by_path = by_path;
+		exes[k].path = text_safe_dup(im.strings + im.record.exe_path_offset);
+		*count = k + 1;
+		if (!exes[k].path)
+			goto err_free;
 	}
-	return names;
+	return exes;
+
+err_free:
+	free_exes(exes, *count);
+	*count = 0;
+	return NULL;
 }
 
 struct replay_options {
 	const char *plan, *stats;
 	bool quiet, strict;
 	double min_hit_pct;
-	char **plan_names;
-	size_t plan_name_count;
-	struct stat plan_identity; /* the plan file plan_names are of */
+	struct replay_plan_exe *exes;
+	size_t exe_count;
+	struct stat plan_identity; /* the plan file exes are of */
 };
 
-/* Whether the plan file is another than the one plan_names were read from,
+/* Whether the plan file is another than the one exes were read from,
  * or gone: rewritten or replaced while the command ran (a new recording, a
  * copy), it has another inode, size, mtime or ctime. */
 static bool plan_changed(const struct replay_options *o)
@@ -203,8 +223,8 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 	/* The names of a plan that changed meanwhile are not what the command's
 	 * processes read: "another build in the plan" would be a guess. */
 	const bool changed = plan_changed(o);
-	const char *const *names = changed ? NULL : (const char *const *)o->plan_names;
-	const size_t name_count = changed ? 0 : o->plan_name_count;
+	const struct replay_plan_exe *exes = changed ? NULL : o->exes;
+	const size_t exe_count = changed ? 0 : o->exe_count;
 	if (lines == -ENOMEM) {
 		fprintf(stderr, "memplan: out of memory\n");
 		return status ? status : 1;
@@ -227,18 +247,28 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 			strict_failure(o, "no process of the command wrote its statistics", status);
 		}
 	} else if (lines > 0 && !s.any_in_plan && !s.unreadable) {
-		const char *rebuilt = replay_summary_other_build(&s, names, name_count);
+		const struct replay_plan_exe *rebuilt =
+		    replay_summary_other_build(&s, exes, exe_count);
 		if (changed)
 			fprintf(stderr,
 				"memplan: %s: no process of the command found its program in "
 				"the plan, which changed during the run; they ran on libc\n",
 				o->plan);
+		/* Without a build-id, the same binary copied elsewhere is as
+		 * foreign to the plan as a rebuilt one, and says so. */
+		else if (rebuilt && rebuilt->by_path)
+			fprintf(stderr,
+				"memplan: %s: no process of the command found its program in "
+				"the plan (%s was recorded at %s without a build-id, so only "
+				"a run from that path finds its plan: record it again); they "
+				"ran on libc\n",
+				o->plan, rebuilt->name, rebuilt->path);
 		else if (rebuilt)
 			fprintf(stderr,
 				"memplan: %s: no process of the command found its program in "
 				"the plan (it holds another build of %s: record it again); "
 				"they ran on libc\n",
-				o->plan, rebuilt);
+				o->plan, rebuilt->name);
 		else if (s.under_valgrind)
 			fprintf(stderr,
 				"memplan: %s: no process of the command was served: a program "
@@ -262,7 +292,7 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 	} else if (lines > 0) {
 		if (!o->quiet) {
 			name_missed_sites(o, &s);
-			replay_summary_print(stderr, &s, names, name_count,
+			replay_summary_print(stderr, &s, exes, exe_count,
 					     o->min_hit_pct > 0 ? o->min_hit_pct : POOR_SHARE_PCT);
 		}
 		if (changed)
@@ -366,11 +396,11 @@ int cmd_replay(int argc, char **argv)
 		return status;
 	}
 	const uint64_t record_id = plan_file_header(buf)->record_id;
-	o.plan_names = plan_exe_names(buf, &o.plan_name_count);
+	o.exes = plan_exes(buf, &o.exe_count);
 	plan_file_unmap((void *)buf, len);
 	if (stat(o.plan, &o.plan_identity) != 0)
 		memset(&o.plan_identity, 0, sizeof(o.plan_identity));
-	if (!o.plan_names) {
+	if (!o.exes) {
 		fprintf(stderr, "memplan: out of memory\n");
 		return 1;
 	}
@@ -428,8 +458,6 @@ int cmd_replay(int argc, char **argv)
 	} else {
 		status = run_reading_stats(&o, argv + optind);
 	}
-	for (size_t i = 0; i < o.plan_name_count; i++)
-		free(o.plan_names[i]);
-	free(o.plan_names);
+	free_exes(o.exes, o.exe_count);
 	return status;
 }

@@ -146,6 +146,7 @@ enum reason {
 	UNREADABLE,
 	OTHER_ARGS,
 	OTHER_BUILD,
+	OTHER_PATH,
 	NOT_IN_PLAN,
 	PAST_FORKS,
 	POOR,
@@ -157,18 +158,20 @@ static const char *const reason_label[REASONS] = {
     "could not read the plan",
     "for other arguments",
     "another build in the plan",
+    "recorded at another path, without a build-id",
     "not in the plan",
     "forked children not in the plan",
     "poorly served",
     "counted up to the sandbox they set",
 };
 
-static bool has_name(const char *const *names, size_t count, const char *name)
+static const struct replay_plan_exe *find_exe(const struct replay_plan_exe *exes, size_t count,
+					      const char *name)
 {
 	for (size_t i = 0; i < count; i++)
-		if (!strcmp(names[i], name))
-			return true;
-	return false;
+		if (!strcmp(exes[i].name, name))
+			return &exes[i];
+	return NULL;
 }
 
 static int by_misses_desc(const void *pa, const void *pb)
@@ -227,18 +230,21 @@ static void print_reason(FILE *out, enum reason why, struct replay_image **list,
 		fprintf(out, " and %zu more", groups - shown);
 }
 
-const char *replay_summary_other_build(const struct replay_summary *s,
-				       const char *const *plan_names, size_t plan_name_count)
+const struct replay_plan_exe *replay_summary_other_build(const struct replay_summary *s,
+							 const struct replay_plan_exe *exes,
+							 size_t exe_count)
 {
+	const struct replay_plan_exe *exe;
+
 	for (size_t i = 0; i < s->count; i++)
 		if (!s->images[i].in_plan && !s->images[i].unreadable &&
-		    has_name(plan_names, plan_name_count, s->images[i].name))
-			return s->images[i].name;
+		    (exe = find_exe(exes, exe_count, s->images[i].name)))
+			return exe;
 	return NULL;
 }
 
-void replay_summary_print(FILE *out, const struct replay_summary *s, const char *const *plan_names,
-			  size_t plan_name_count, double poor_pct)
+void replay_summary_print(FILE *out, const struct replay_summary *s,
+			  const struct replay_plan_exe *exes, size_t exe_count, double poor_pct)
 {
 	struct replay_image **lists[REASONS] = {0};
 	size_t counts[REASONS] = {0};
@@ -266,11 +272,13 @@ void replay_summary_print(FILE *out, const struct replay_summary *s, const char 
 		enum reason why;
 		if (!im->allocs)
 			continue;
+		const struct replay_plan_exe *exe;
 		if (im->unreadable)
 			why = UNREADABLE;
+		else if (!im->in_plan && (exe = find_exe(exes, exe_count, im->name)))
+			why = exe->by_path ? OTHER_PATH : OTHER_BUILD;
 		else if (!im->in_plan)
-			why = has_name(plan_names, plan_name_count, im->name) ? OTHER_BUILD
-									       : NOT_IN_PLAN;
+			why = NOT_IN_PLAN;
 		else if (im->sandboxed) /* what it did inside goes unsaid */
 			why = SANDBOXED;
 		else if (im->other_args)

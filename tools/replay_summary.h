@@ -1,12 +1,13 @@
 /* What `memplan replay` says when the command has ended: one line with the share
  * of the command's allocations served from the arena, the arena, and for each
  * process image that had no plan or a poor one, why: a plan it could not
- * read (changed while the command ran), a plan for other
- * arguments, another build of its executable in the plan, no image of it at
- * all, a forked child past those the plan keeps, or few of its allocations
- * served (and the main reason); and the images counted only up to the sandbox
- * they set themselves. Read from the
- * statistics lines the command's processes appended (stats_lines.h). */
+ * read (changed while the command ran), a plan for other arguments, another
+ * build of its executable in the plan (or, for one without a build-id, an
+ * image recorded at another path), no image of it at all, a forked child past
+ * those the plan keeps, or few of its allocations served (and the main
+ * reason); and the images counted only up to the sandbox they set themselves.
+ * Read from the statistics lines the command's processes appended
+ * (stats_lines.h). */
 #pragma once
 
 #include <stdbool.h>
@@ -29,6 +30,16 @@ struct replay_image {
 	bool has_top_site;
 	uint64_t top_site_key;
 	char top_site[256];
+};
+
+/* An executable the plan has images of, to tell another build of a program
+ * from no image of it. */
+struct replay_plan_exe {
+	char *name; /* its file name, escaped (text_safe.h) */
+	/* Recorded without a build-id (all its images): replay finds them by
+	 * path alone, and path (escaped) is the first one's. */
+	bool by_path;
+	char *path;
 };
 
 struct replay_summary {
@@ -59,17 +70,19 @@ bool replay_summary_has_sites(const struct replay_summary *s, double poor_pct);
  * line. May allocate. */
 void replay_summary_name_sites(struct replay_summary *s, const void *buf, double poor_pct);
 
-/* Writes the summary line to out. plan_names are the file names of the
- * executables the plan has images of (to tell another build from no image);
- * an image served less than poor_pct percent is named as poorly served. */
-void replay_summary_print(FILE *out, const struct replay_summary *s, const char *const *plan_names,
-			  size_t plan_name_count, double poor_pct);
+/* Writes the summary line to out. exes are the executables the plan has
+ * images of, each name once; an image served less than poor_pct percent is
+ * named as poorly served. */
+void replay_summary_print(FILE *out, const struct replay_summary *s,
+			  const struct replay_plan_exe *exes, size_t exe_count, double poor_pct);
 
-/* The file name of the first image of s that found no image of its program in
- * the plan while the plan has one of that name: another build of it (a rebuilt
- * or upgraded program). NULL if there is none. */
-const char *replay_summary_other_build(const struct replay_summary *s,
-				       const char *const *plan_names, size_t plan_name_count);
+/* The executable of exes named as the first image of s that found no image of
+ * its program in the plan: another build of it (a rebuilt or upgraded
+ * program), or, by_path, one recorded at another path. NULL if there is
+ * none. */
+const struct replay_plan_exe *replay_summary_other_build(const struct replay_summary *s,
+							 const struct replay_plan_exe *exes,
+							 size_t exe_count);
 
 /* The share of s's allocations served from the arena, in percent (100 for no
  * allocations). */

@@ -351,6 +351,14 @@ void plan_file_image(const void *buf, uint32_t i, struct plan_image *image)
 	image->encoded_entries = (const void *)(base + r->entries_offset);
 }
 
+bool plan_image_exe_by_path(const struct plan_image *image)
+{
+	const struct plan_image_record *r = &image->record;
+
+	/* The preload library keys the main module so (modules.c). */
+	return r->exe_key == hash64(image->strings + r->exe_path_offset, r->exe_path_bytes, 0);
+}
+
 /* Decodes block k of site s of an image from the reader into out; returns the
  * number of entries or -EINVAL. */
 static int64_t decode_block(const struct plan_image *im, uint32_t s, uint64_t block, uint64_t k,

@@ -398,6 +398,11 @@ const struct plan_file_header *plan_file_header(const void *buf);
  * allocate. */
 void plan_file_image(const void *buf, uint32_t i, struct plan_image *image);
 
+/* Whether image's executable had no build-id when it was recorded: its
+ * exe_key is then the hash of its path (exe_path), so that replay finds the
+ * image only for a run of the executable at that path. Does not allocate. */
+bool plan_image_exe_by_path(const struct plan_image *image);
+
 /* Decodes all entries of an image from a validated buffer into a new malloc'ed
  * array (*out, record.entry_count of them, in entry order). Returns 0 or -ENOMEM. */
 int plan_image_entries(const struct plan_image *image, struct plan_entry **out);

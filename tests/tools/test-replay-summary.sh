@@ -68,6 +68,18 @@ status 0 "$MEMPLAN" replay -p app.plan -- ./app
 [ "$(cat out)" = two ] || fail "rebuilt: output changed: $(cat out)"
 grep -q "^memplan: app.plan: no process of the command found its program in the plan (it holds another build of app: record it again); they ran on libc$" err ||
   fail "rebuilt: $(cat err)"
+# A program without a build-id is known by its path: a copy of it elsewhere
+# finds no plan, which says where it was recorded, not that it was rebuilt.
+mkdir p1 p2
+gcc -O2 -Wl,--build-id=none -o p1/app app.c
+cp p1/app p2/app
+status 0 "$MEMPLAN" record -o nb.plan -- p1/app
+status 0 "$MEMPLAN" replay -p nb.plan -- p2/app
+grep -q "^memplan: nb.plan: no process of the command found its program in the plan (app was recorded at $WORK/p1/app without a build-id, so only a run from that path finds its plan: record it again); they ran on libc$" err ||
+  fail "no build-id: $(cat err)"
+status 0 "$MEMPLAN" replay -p nb.plan -- sh -c 'p1/app && p2/app'
+grep -q "; recorded at another path, without a build-id: app; not in the plan: " err ||
+  fail "no build-id, in the summary: $(cat err)"
 # A command killed by SIGKILL wrote no statistics: that is said, not that the
 # plan is of other programs, directly or through a wrapper that says so in its
 # status (timeout exits 137).
