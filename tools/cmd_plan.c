@@ -177,17 +177,18 @@ static int plan_file_main(const struct plan_args *a)
 	/* One line for the whole plan: a recording of a shell script has dozens of
 	 * images, and a line each buries the figure that matters. Arenas and bounds
 	 * are sums: each process has an arena of its own. */
-	fprintf(stderr,
-		"memplan: %s: %u process image%s, %" PRIu64 " allocations, arena %" PRIu64
-		" -> %" PRIu64 " bytes (%u image%s smaller), lower bound %" PRIu64
-		" (x%.4f), peak of the plan's blocks %" PRIu64 " (x%.4f), %.1f s\n",
-		a->in_name, sum.images, sum.images == 1 ? "" : "s", sum.allocations,
-		sum.arena_before_bytes, sum.arena_bytes, sum.improved, sum.improved == 1 ? "" : "s",
-		sum.lower_bound_bytes,
-		sum.lower_bound_bytes ? (double)sum.arena_bytes / (double)sum.lower_bound_bytes : 1.0,
-		sum.blocks_peak_bytes,
-		sum.blocks_peak_bytes ? (double)sum.arena_bytes / (double)sum.blocks_peak_bytes : 1.0,
-		sum.elapsed_s);
+	fprintf(
+	    stderr,
+	    "memplan: %s: %u process image%s, %" PRIu64 " allocation%s, arena %" PRIu64
+	    " -> %" PRIu64 " bytes (%u image%s smaller), lower bound %" PRIu64
+	    " (x%.4f), peak of the plan's blocks %" PRIu64 " (x%.4f), %.1f s\n",
+	    a->in_name, sum.images, sum.images == 1 ? "" : "s", sum.allocations,
+	    sum.allocations == 1 ? "" : "s", sum.arena_before_bytes, sum.arena_bytes, sum.improved,
+	    sum.improved == 1 ? "" : "s", sum.lower_bound_bytes,
+	    sum.lower_bound_bytes ? (double)sum.arena_bytes / (double)sum.lower_bound_bytes : 1.0,
+	    sum.blocks_peak_bytes,
+	    sum.blocks_peak_bytes ? (double)sum.arena_bytes / (double)sum.blocks_peak_bytes : 1.0,
+	    sum.elapsed_s);
 	status = 0;
 out:
 	plan_replan_free(&replan);
@@ -261,9 +262,9 @@ static int plan_csv_main(const struct plan_args *a)
 	}
 
 	fprintf(stderr,
-		"memplan: %s: %zu blocks, arena %" PRIu64 " bytes, lower bound %" PRIu64
+		"memplan: %s: %zu block%s, arena %" PRIu64 " bytes, lower bound %" PRIu64
 		" bytes, ratio %.4f, %.2f s%s\n",
-		a->in_name, inst.n, res.arena_bytes, res.lower_bound_bytes,
+		a->in_name, inst.n, inst.n == 1 ? "" : "s", res.arena_bytes, res.lower_bound_bytes,
 		res.lower_bound_bytes ? (double)res.arena_bytes / (double)res.lower_bound_bytes
 				      : 1.0,
 		res.elapsed_s, res.proven_optimal ? " (optimal)" : "");

@@ -483,9 +483,10 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 	format_bytes(b, sizeof(b), (double)r->lower_bound_bytes);
 	fprintf(out,
 		" (pid %u)</text>\n<text x=\"%d\" y=\"38\" fill=\"#444\">%" PRIu64
-		" exact blocks, %u pools, from %u call sites; arena %s, lower bound %s "
+		" exact block%s, %u pool%s, from %u call site%s; arena %s, lower bound %s "
 		"(%.3f×)</text>\n",
-		r->pid, PLOT_X, r->entry_count, r->pool_count, r->site_count, a, b,
+		r->pid, PLOT_X, r->entry_count, r->entry_count == 1 ? "" : "s", r->pool_count,
+		r->pool_count == 1 ? "" : "s", r->site_count, r->site_count == 1 ? "" : "s", a, b,
 		r->lower_bound_bytes ? (double)r->arena_bytes / (double)r->lower_bound_bytes : 1.0);
 
 	emit_cells(out, code);
@@ -515,8 +516,8 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 		const struct plan_site *site = &im->sites[s->site];
 		char prefix[96];
 		format_bytes(a, sizeof(a), (double)s->bytes_at_peak);
-		snprintf(prefix, sizeof(prefix), "%s at peak, %" PRIu64 " allocs: ", a,
-			 s->allocations);
+		snprintf(prefix, sizeof(prefix), "%s at peak, %" PRIu64 " alloc%s: ", a,
+			 s->allocations, s->allocations == 1 ? "" : "s");
 		fputs(prefix, out);
 		uint32_t shown = frame_symbols_shown(im, s->site, sym);
 		if (!shown) {

@@ -256,8 +256,8 @@ void replay_summary_print(FILE *out, const struct replay_summary *s,
 		return;
 	}
 	percent_text(pct, sizeof(pct), s->hits, s->allocs);
-	fprintf(out, "memplan replay: %s of %s allocations served from the arena", pct,
-		count_text(n, sizeof(n), s->allocs));
+	fprintf(out, "memplan replay: %s of %s allocation%s served from the arena", pct,
+		count_text(n, sizeof(n), s->allocs), s->allocs == 1 ? "" : "s");
 	if (s->count == 1)
 		fprintf(out, " (%s, arena %s)", s->images[0].name,
 			size_text(size, sizeof(size), s->arena_bytes, false));

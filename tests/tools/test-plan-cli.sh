@@ -114,6 +114,9 @@ grep -q "arena 12 bytes, lower bound 12 bytes" "$tmp/err" || fail "stderr lacks 
 [ ! -e "$tmp/-" ] || fail "-o - wrote a file named -"
 cmp -s "$tmp/12.csv" "$tmp/12-stdin.csv" || fail "--csv - -o -: $(cat "$tmp/12-stdin.csv")"
 grep -q "^memplan: <stdin>: 5 blocks, arena 12 bytes" "$tmp/err" || fail "--csv -: $(cat "$tmp/err")"
+printf 'id,lower,upper,size\na,0,1,16\n' | "$MEMPLAN" plan --csv - >/dev/null 2>"$tmp/err" ||
+	fail "one block: $(cat "$tmp/err")"
+grep -q "^memplan: <stdin>: 1 block, arena 16 bytes" "$tmp/err" || fail "one block: $(cat "$tmp/err")"
 (cd "$tmp" && "$MEMPLAN" plan "$tmp/app.plan" -o - >/dev/null 2>"$tmp/err")
 [ $? -eq 2 ] || fail "a PLAN to -o - should exit 2"
 grep -qx "memplan: plan: a plan is binary and goes to a file, not to stdout (-o -)" "$tmp/err" ||

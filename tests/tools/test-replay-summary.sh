@@ -80,6 +80,13 @@ grep -q "^memplan: nb.plan: no process of the command found its program in the p
 status 0 "$MEMPLAN" replay -p nb.plan -- sh -c 'p1/app && p2/app'
 grep -q "; recorded at another path, without a build-id: app; not in the plan: " err ||
   fail "no build-id, in the summary: $(cat err)"
+# One allocation is one, not "1 allocations".
+printf '#include <stdlib.h>\nint main(void) { void *volatile p = malloc(100); free(p); return 0; }\n' >one.c
+gcc -O0 -o one one.c
+status 0 "$MEMPLAN" record -o one.plan -- ./one
+status 0 "$MEMPLAN" replay -p one.plan -- ./one
+grep -q "^memplan replay: 100% of 1 allocation served from the arena (one, arena " err ||
+  fail "one allocation: $(cat err)"
 # A command killed by SIGKILL wrote no statistics: that is said, not that the
 # plan is of other programs, directly or through a wrapper that says so in its
 # status (timeout exits 137).

@@ -157,6 +157,20 @@ for t in root.iter(NS + "text"):
 print("legend:", top)
 EOF
 
+# One allocation from one call site: the words agree with the counts.
+command -v cc >/dev/null || fail "cc is needed (scripts/install-deps.sh installs it)"
+cat >"$tmp/one.c" <<'C'
+#include <stdlib.h>
+int main(void) { void *volatile p = malloc(100); free(p); return 0; }
+C
+cc -O0 -o "$tmp/one" "$tmp/one.c" || fail "cc failed"
+"$MEMPLAN" record -o "$tmp/one.plan" -- "$tmp/one" || fail "recording one allocation failed"
+"$MEMPLAN" show --svg "$tmp/one.plan" >"$tmp/one.svg" || fail "show --svg of one allocation failed"
+grep -q '>1 exact block, 0 pools, from 1 call site; ' "$tmp/one.svg" ||
+	fail "one allocation, in the heading: $(grep -o 'exact block[^;]*' "$tmp/one.svg")"
+grep -q ' at peak, 1 alloc: ' "$tmp/one.svg" ||
+	fail "one allocation, in the legend: $(grep -o 'at peak, [^:]*' "$tmp/one.svg")"
+
 # Scale: a plan of a million blocks must not give a million rectangles, nor take
 # long. Record a program that makes about a million short-lived allocations.
 # CPython serves objects of 512 bytes or less itself, so make them larger. Run the
