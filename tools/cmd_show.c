@@ -104,7 +104,7 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 {
 	const struct plan_image_record *r = &im->record;
 	uint64_t slots, pool_bytes;
-	char a[32], b[32];
+	char a[32], b[32], c[32], d[32];
 
 	fputs("image: ", out);
 	text_safe_fputs(im->strings + r->exe_path_offset, out);
@@ -113,12 +113,13 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 	char command[8192]; /* a longer one (a recording keeps 32 KiB) ends in "..." */
 	image_label_command(im, image_match_label, command, sizeof(command));
 	fprintf(out, "  command:      %s\n", command);
-	fprintf(out,
-		"  allocations:  %" PRIu64 " recorded of %" PRIu64 " calls: %" PRIu64
-		" exact, %" PRIu64 " folded into pools\n",
-		plan_summary_figures(im).allocations, r->alloc_calls, r->entry_count,
-		r->folded_count);
-	fprintf(out, "  call sites:   %u (depth %u)\n", r->site_count, r->depth);
+	/* Counts with separators, as in the heading and the table above. */
+	fprintf(out, "  allocations:  %s recorded of %s calls: %s exact, %s folded into pools\n",
+		count_text(a, sizeof(a), plan_summary_figures(im).allocations),
+		count_text(b, sizeof(b), r->alloc_calls), count_text(c, sizeof(c), r->entry_count),
+		count_text(d, sizeof(d), r->folded_count));
+	fprintf(out, "  call sites:   %s (depth %u)\n", count_text(a, sizeof(a), r->site_count),
+		r->depth);
 	fprintf(out, "  arena:        %s\n", size_text(a, sizeof(a), r->arena_bytes, exact));
 	/* An image that allocated nothing has no bound nor arena to compare. */
 	fprintf(out, "  lower bound:  %s (most bytes live at once",
@@ -130,7 +131,8 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 	fprintf(out, "  requested peak: %s (most bytes the program asked for live at once)\n",
 		size_text(a, sizeof(a), r->requested_peak_bytes, exact));
 	pool_totals(im, UINT32_MAX, &slots, &pool_bytes);
-	fprintf(out, "  steady state: %u pools of %" PRIu64 " slots, %s", r->pool_count, slots,
+	fprintf(out, "  steady state: %s pools of %s slots, %s",
+		count_text(b, sizeof(b), r->pool_count), count_text(c, sizeof(c), slots),
 		size_text(a, sizeof(a), pool_bytes, exact));
 	if (r->arena_bytes)
 		fprintf(out, " (%.1f%% of the arena)",
@@ -141,8 +143,8 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 	fprintf(out, "  symbols:      %s\n",
 		r->symbol_count ? "stored in the plan when recorded"
 				: "none stored; looked up in the binaries now");
-	fprintf(out, "  frame sizes:  %u (replay walks stacks through them without unwinding)\n",
-		r->frame_size_count);
+	fprintf(out, "  frame sizes:  %s (replay walks stacks through them without unwinding)\n",
+		count_text(a, sizeof(a), r->frame_size_count));
 	/* --top 0 asks for no sites: no table of none. */
 	if (!r->site_count || !top)
 		return;
@@ -165,8 +167,9 @@ static void print_image_text(FILE *out, struct symbolizer *sym, const struct pla
 			snprintf(b, sizeof(b), "%" PRIu64, s->bytes_at_peak);
 		else
 			size_text(b, sizeof(b), s->bytes_at_peak, false);
-		fprintf(out, "    %12s %8" PRIu64 " %10" PRIu64 " %-11s ", b, s->blocks_at_peak,
-			s->allocations, kind);
+		fprintf(out, "    %12s %8s %10s %-11s ", b,
+			count_text(c, sizeof(c), s->blocks_at_peak),
+			count_text(d, sizeof(d), s->allocations), kind);
 		uint32_t shown = frame_symbols_shown(im, s->site, sym);
 		for (uint32_t f = 0; f < shown; f++) {
 			char name[FRAME_NAME_BYTES];

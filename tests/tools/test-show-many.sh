@@ -68,6 +68,12 @@ done
 status 0 "$MEMPLAN" show --bytes --exe "$top_name" many.plan
 grep -q "^  arena:        $top_arena bytes$" out && grep -q "^  requested peak: $top_peak bytes " out ||
   fail "--bytes: not the figures of show --json ($top_arena, $top_peak): $(sed -n 1,20p out)"
+# Counts read as in the heading, with thousands separators.
+status 0 "$MEMPLAN" show --exe "$top_name" many.plan
+total=$(sed -n '1s/.*totals: \([0-9,]*\) allocations.*/\1/p' out)
+case $total in *,*) ;; *) fail "python's allocations have no separator: $(head -n 1 out)" ;; esac
+grep -q "^  allocations:  $total recorded of [0-9,]* calls: [0-9,]* exact" out ||
+  fail "the image's allocations are not the heading's $total: $(grep '^  allocations:' out)"
 # --json with --exe: the chosen images only, their totals.
 status 0 "$MEMPLAN" show --json --exe "$top_name" many.plan
 python3 -S -c '
