@@ -386,7 +386,10 @@ int cmd_plan(int argc, char **argv)
 	if (optind < argc)
 		a.plan_path = argv[optind++];
 	if (optind < argc || (a.plan_path && a.csv_path)) {
-		fprintf(stderr, "memplan: plan: unexpected argument '%s'\n", argv[optind - 1]);
+		/* The first argument past those the form takes: PLAN itself with
+		 * --csv, else the one after it. */
+		fprintf(stderr, "memplan: plan: unexpected argument '%s'\n",
+			argv[optind < argc ? optind : optind - 1]);
 		plan_usage(stderr);
 		return 2;
 	}

@@ -70,6 +70,17 @@ grep -qx "memplan: plan: --capacity applies only to --csv IN" "$tmp/err" ||
 	fail "-o given twice: $(cat "$tmp/err")"
 [ ! -e "$tmp/a.csv" ] && [ ! -e "$tmp/b.csv" ] || fail "-o given twice wrote a file"
 
+# An argument too many is named, not the PLAN before it; with --csv, a PLAN is
+# one too many.
+"$MEMPLAN" plan "$tmp/app.plan" extra -o "$tmp/x.plan" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] || fail "an extra argument should exit 2"
+[ "$(head -n 1 "$tmp/err")" = "memplan: plan: unexpected argument 'extra'" ] ||
+	fail "an extra argument: $(head -n 1 "$tmp/err")"
+"$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" "$tmp/app.plan" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] || fail "--csv with a PLAN should exit 2"
+[ "$(head -n 1 "$tmp/err")" = "memplan: plan: unexpected argument '$tmp/app.plan'" ] ||
+	fail "--csv with a PLAN: $(head -n 1 "$tmp/err")"
+
 # A missing file and a bad file exit 1 and name the file.
 "$MEMPLAN" plan --csv "$tmp/missing.csv" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] || fail "missing file should exit 1"
