@@ -459,7 +459,10 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 			    (uint8_t)(1 + best_class * SHADES + shade - 1);
 		}
 
-	unsigned legend_lines = top + 3; /* the sites, the others, two lines of notes */
+	/* The sites, the others and the pools' note only if there are any, and
+	 * the note on the cells. */
+	const bool others = r->site_count > top, pools = r->chunk_count > 0;
+	unsigned legend_lines = top + others + 1 + pools;
 	int width = PLOT_X + GRID_W + 30;
 	int height = PLOT_Y + GRID_H + 56 + (int)legend_lines * LEGEND_LINE + 10;
 	char a[32], b[32];
@@ -501,15 +504,14 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 	 * recorded frame, since the first frames are often a shared wrapper (xmalloc,
 	 * sqlite3Malloc) and only the outer frames tell the sites apart. */
 	int ly = PLOT_Y + GRID_H + 56;
-	for (unsigned i = 0; i <= top; i++, ly += LEGEND_LINE) {
+	for (unsigned i = 0; i < top + others; i++, ly += LEGEND_LINE) {
 		int cls = i < top ? (int)i + 1 : 0;
 		fprintf(out,
 			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"%d\" font-size=\"10\">",
 			PLOT_X, ly - 10, class_colour[cls], PLOT_X + 18, ly);
 		if (i == top) {
-			fprintf(out, "other call sites (%u)</text>\n",
-				r->site_count > top ? r->site_count - top : 0);
+			fprintf(out, "other call sites (%u)</text>\n", r->site_count - top);
 			continue;
 		}
 		const struct site_summary *s = &sums[i];
@@ -531,10 +533,13 @@ int plan_svg_write(FILE *out, const struct plan_image *im, struct symbolizer *sy
 	}
 	fprintf(out,
 		"<text x=\"%d\" y=\"%d\" fill=\"#444\">Each cell shows the call site "
-		"covering most of it; its shade, how full it is (a quarter to all).</text>\n"
-		"<text x=\"%d\" y=\"%d\" fill=\"#444\">Dashed: pool slots of a steady state, "
-		"held from then on.</text>\n",
-		PLOT_X, ly, PLOT_X, ly + LEGEND_LINE);
+		"covering most of it; its shade, how full it is (a quarter to all).</text>\n",
+		PLOT_X, ly);
+	if (pools)
+		fprintf(out,
+			"<text x=\"%d\" y=\"%d\" fill=\"#444\">Dashed: pool slots of a steady "
+			"state, held from then on.</text>\n",
+			PLOT_X, ly + LEGEND_LINE);
 	fprintf(out, "</svg>\n");
 	err = ferror(out) ? -EIO : 0;
 

@@ -170,6 +170,9 @@ grep -q '>1 exact block, 0 pools, from 1 call site; ' "$tmp/one.svg" ||
 	fail "one allocation, in the heading: $(grep -o 'exact block[^;]*' "$tmp/one.svg")"
 grep -q ' at peak, 1 alloc: ' "$tmp/one.svg" ||
 	fail "one allocation, in the legend: $(grep -o 'at peak, [^:]*' "$tmp/one.svg")"
+# Its legend names no other call sites and no pools, as there are none.
+! grep -q 'other call sites\|Dashed: pool slots' "$tmp/one.svg" ||
+	fail "one allocation, in the legend: $(grep -o 'other call sites[^<]*\|Dashed[^<]*' "$tmp/one.svg")"
 
 # Scale: a plan of a million blocks must not give a million rectangles, nor take
 # long. Record a program that makes about a million short-lived allocations.
