@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Help as users expect it: every option each command's parser accepts (long and
 # short, read from its source) is described in its --help, with defaults and an
-# example, in the man page and in docs/usage.md; memplan help CMD is CMD
-# --help; -V and --version name the version and the git revision; the man page
-# renders, and meson install puts it where man finds it, with the bash
-# completion, which parses and completes commands and options.
+# example, in the man page and in docs/usage.md, as is every environment
+# variable memplan reads; memplan help CMD is CMD --help; -V and --version name
+# the version and the git revision; the man page renders, and meson install
+# puts it where man finds it, with the bash completion, which parses and
+# completes commands and options.
 . "$(dirname "$0")/lib.sh"
 : "${SOURCE_DIR:?}" "${BUILD_DIR:?}"
 root=$SOURCE_DIR/../..
@@ -45,6 +46,14 @@ for cmd in $commands; do
   grep -Eq "^  memplan $cmd " "$WORK/$cmd.help" || fail "$cmd --help gives no example"
   grep -q "^   memplan $cmd" "$WORK/man.txt" || fail "the man page has no section on $cmd"
   echo "$cmd: $(echo $longs | wc -w) long options, $(echo $shorts | wc -w) short, all described"
+done
+# Every variable the library or the command reads is in docs/usage.md's table
+# of them and in the man page.
+vars=$(grep -rho 'getenv("MEMPLAN_[A-Z_]*")' "$root/src" "$root/tools" | sed 's/getenv("\(.*\)")/\1/' | sort -u)
+[ -n "$vars" ] || fail "no environment variables found in the sources"
+for v in $vars; do
+  grep -q "^| \`$v\` |" "$root/docs/usage.md" || fail "docs/usage.md does not describe $v"
+  grep -qx "\.B $v" "$root/docs/memplan.1" || fail "the man page does not describe $v"
 done
 status 2 "$MEMPLAN" help no-such-command
 # One command too many is said as such, not as a command that does not exist.
