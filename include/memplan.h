@@ -26,6 +26,12 @@
 #define MEMPLAN_ENV_PREFAULT "MEMPLAN_PREFAULT"
 /** Environment variable: planner time budget per image when recording, seconds. */
 #define MEMPLAN_ENV_PLAN_SECONDS "MEMPLAN_PLAN_SECONDS"
+/** Environment variable: allocations recorded at most per process image, 1 to
+ *  2^40 (default: no limit); later ones are not planned. */
+#define MEMPLAN_ENV_MAX_ALLOCS "MEMPLAN_MAX_ALLOCS"
+/** Environment variable: how long a recording process waits for another's merge
+ *  into the plan file, whole seconds from 0 to 3600 (default 10). */
+#define MEMPLAN_ENV_LOCK_SECONDS "MEMPLAN_LOCK_SECONDS"
 /** Environment variable: `1` makes a replayed command end with status 1 instead
  *  of 0 when its plan could not be used or no process found its program in it. */
 #define MEMPLAN_ENV_STRICT "MEMPLAN_STRICT"

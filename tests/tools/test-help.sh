@@ -2,10 +2,11 @@
 # Help as users expect it: every option each command's parser accepts (long and
 # short, read from its source) is described in its --help, with defaults and an
 # example, in the man page and in docs/usage.md, as is every environment
-# variable memplan reads; memplan help CMD is CMD --help; -V and --version name
-# the version and the git revision; the man page renders, and meson install
-# puts it where man finds it, with the bash completion, which parses and
-# completes commands and options.
+# variable memplan reads (and in memplan.h, those users set for the library);
+# memplan help CMD is CMD --help; -V and --version name the version and the
+# git revision; the man page renders, and meson install puts it where man
+# finds it, with the bash completion, which parses and completes commands and
+# options.
 . "$(dirname "$0")/lib.sh"
 : "${SOURCE_DIR:?}" "${BUILD_DIR:?}"
 root=$SOURCE_DIR/../..
@@ -54,6 +55,13 @@ vars=$(grep -rho 'getenv("MEMPLAN_[A-Z_]*")' "$root/src" "$root/tools" | sed 's/
 for v in $vars; do
   grep -q "^| \`$v\` |" "$root/docs/usage.md" || fail "docs/usage.md does not describe $v"
   grep -qx "\.B $v" "$root/docs/memplan.1" || fail "the man page does not describe $v"
+done
+# The public header names those of the library that users set (not those
+# memplan sets for child processes): it states the environment contract.
+for v in $(grep -rho 'getenv("MEMPLAN_[A-Z_]*")' "$root/src" | sed 's/getenv("\(.*\)")/\1/' | sort -u); do
+  grep -q "^| \`$v\` | set by " "$root/docs/usage.md" ||
+    grep -qx "#define MEMPLAN_ENV_${v#MEMPLAN_} \"$v\"" "$root/include/memplan.h" ||
+    fail "include/memplan.h does not name $v"
 done
 status 2 "$MEMPLAN" help no-such-command
 # One command too many is said as such, not as a command that does not exist.
