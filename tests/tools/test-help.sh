@@ -91,6 +91,13 @@ manpage=$(find "$WORK/dest" -path '*/share/man/man1/memplan.1*' | head -n 1)
 MANWIDTH=100 man -M "${manpage%/man1/*}" memplan >"$WORK/installed.txt" 2>&1 ||
   fail "man memplan with the installed page: $(head -3 "$WORK/installed.txt")"
 cmp -s "$WORK/installed.txt" "$WORK/man.txt" || fail "the installed man page differs"
+# Its raw-form example names the library where a default install (prefix
+# /usr/local) puts it.
+lib=$(find "$WORK/dest" -name libmemplan.so -printf '/%P\n' | head -n 1)
+[ -n "$lib" ] || fail "meson install put no libmemplan.so"
+case $lib in /usr/local/*)
+  grep -q "LD_PRELOAD=$lib " "$WORK/man.txt" || fail "the man page's example does not name $lib"
+esac
 completion=$(find "$WORK/dest" -path '*/share/bash-completion/completions/memplan' | head -n 1)
 [ -n "$completion" ] || fail "meson install put no bash completion"
 bash -n "$completion" || fail "the completion file does not parse"
