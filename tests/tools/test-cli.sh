@@ -268,6 +268,14 @@ for key in ("exe", "pid", "allocs", "planned", "hits", "hit_bytes", "misses", "a
     assert key in line, key
 assert isinstance(line["misses"], dict) and line["hits"] > 0
 PY
+# docs/usage.md describes every key of the line (and every reason of misses).
+python3 -S - "$WORK/s.jsonl" "$(dirname "$0")/../../docs/usage.md" <<'PY'
+import json, sys
+line = json.loads(open(sys.argv[1]).readline())
+doc = open(sys.argv[2]).read()
+missing = [k for k in list(line) + list(line["misses"]) if "`%s`" % k not in doc]
+assert not missing, "not in docs/usage.md: %s" % missing
+PY
 status 0 "$MEMPLAN" show --json "$WORK/family.plan"
 python3 -S - "$WORK/out" <<'PY'
 import json, sys
