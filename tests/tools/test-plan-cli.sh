@@ -81,6 +81,13 @@ grep -qx "memplan: plan: --capacity applies only to --csv IN" "$tmp/err" ||
 [ "$(head -n 1 "$tmp/err")" = "memplan: plan: unexpected argument '$tmp/app.plan'" ] ||
 	fail "--csv with a PLAN: $(head -n 1 "$tmp/err")"
 
+# docs/usage.md names every column the reader takes.
+usage_md=$(dirname "$0")/../../docs/usage.md
+csv_doc=$(awk '/^- `memplan plan --csv/ { on = 1 } on && /^- `memplan diff/ { exit } on' "$usage_md")
+for column in id lower upper size alignment offset; do
+	echo "$csv_doc" | grep -qw "$column" || fail "docs/usage.md does not describe the CSV column $column"
+done
+
 # A missing file and a bad file exit 1 and name the file.
 "$MEMPLAN" plan --csv "$tmp/missing.csv" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] || fail "missing file should exit 1"
