@@ -294,22 +294,22 @@ PY
 # to 4 KiB; one longer still ends in "..." where it was cut.
 if command -v cc >/dev/null; then
   name1=f$(printf '%1500s' | tr ' ' a) name2=g$(printf '%5000s' | tr ' ' b)
-  cat >"$WORK/long.c" <<EOF
+  cat >"$WORK/long_name.c" <<EOF
 #include <stdlib.h>
 __attribute__((noinline)) void *$name1(size_t n) { return malloc(n); }
 __attribute__((noinline)) void *$name2(size_t n) { return malloc(n); }
 int main(void) { void *volatile a = $name1(100), *volatile b = $name2(200); free(a); free(b); return 0; }
 EOF
-  cc -O0 -g -o "$WORK/long" "$WORK/long.c"
-  status 0 "$MEMPLAN" record -o "$WORK/long.plan" -- "$WORK/long"
-  status 0 "$MEMPLAN" show "$WORK/long.plan"
-  grep -q " $name1 (.*long.c:2) in long\$" "$WORK/out" || fail "show cut a frame of 1.5 KiB"
+  cc -O0 -g -o "$WORK/long_name" "$WORK/long_name.c"
+  status 0 "$MEMPLAN" record -o "$WORK/long_name.plan" -- "$WORK/long_name"
+  status 0 "$MEMPLAN" show "$WORK/long_name.plan"
+  grep -q " $name1 (.*long_name.c:2) in long_name\$" "$WORK/out" || fail "show cut a frame of 1.5 KiB"
   grep -q " ${name2:0:4000}b*\.\.\.\$" "$WORK/out" || fail "show cut a frame of 5 KiB with no mark"
-  status 0 "$MEMPLAN" show --json "$WORK/long.plan"
+  status 0 "$MEMPLAN" show --json "$WORK/long_name.plan"
   python3 -S - "$WORK/out" "$name1" <<'PY'
 import json, sys
 frames = [s["frames"][0] for s in json.load(open(sys.argv[1]))["images"][0]["top_sites"]]
-assert any(f.startswith(sys.argv[2] + " (") and f.endswith("long.c:2) in long") for f in frames), frames
+assert any(f.startswith(sys.argv[2] + " (") and f.endswith("long_name.c:2) in long_name") for f in frames), frames
 assert any(f.startswith("gbbb") and f.endswith("b...") and len(f) < 4096 for f in frames), frames
 PY
 fi
