@@ -301,11 +301,16 @@ int cmd_record(int argc, char **argv)
 			     ((uint64_t)getpid() << 40)) |
 			    PLAN_RECORD_ID_REPLANNED;
 	launch_set_mode("record", plan, id);
+	/* The options decide, not what the user's environment holds for the raw
+	 * form (MEMPLAN_DEPTH=2 once overrode the default of --depth quietly). */
 	if (depth)
 		setenv("MEMPLAN_DEPTH", depth, 1);
+	else
+		unsetenv("MEMPLAN_DEPTH");
 	/* MEMPLAN_PLAN_SECONDS stays unset (the id says to skip the planner at
 	 * exit): a variable that replay does not set would change the size of the
 	 * environment that programs copy (bash), and so their allocations. */
+	unsetenv("MEMPLAN_PLAN_SECONDS");
 	char stats[PATH_MAX];
 	bool temporary;
 	off_t from;

@@ -412,6 +412,8 @@ int cmd_replay(int argc, char **argv)
 	launch_set_mode("replay", abs, record_id);
 	if (prefault)
 		setenv("MEMPLAN_PREFAULT", "1", 1);
+	else
+		unsetenv("MEMPLAN_PREFAULT"); /* --prefault decides, as for record's options */
 	char runtime[128];
 	const enum command_exe kind = command_exe_kind(argv[optind], runtime, sizeof(runtime));
 	if (kind != COMMAND_EXE_SANITIZED && kind != COMMAND_EXE_OTHER_LIBC)

@@ -107,6 +107,15 @@ head -c 100 /dev/urandom >"$WORK/junk.plan"
 status 1 "$MEMPLAN" show "$WORK/junk.plan"
 grep -q "^memplan: $WORK/junk.plan: not a memplan plan file" "$WORK/err" || fail "show junk: $(cat "$WORK/err")"
 
+# The options decide, not the raw form's variables in the user's environment:
+# a bad MEMPLAN_DEPTH is not read, and --depth's default holds.
+MEMPLAN_DEPTH=abc MEMPLAN_PLAN_SECONDS=x status 0 "$MEMPLAN" record -o "$WORK/env.plan" -- sort /dev/null
+[ ! -s "$WORK/err" ] || fail "record read the environment's MEMPLAN_DEPTH: $(cat "$WORK/err")"
+status 0 "$MEMPLAN" show "$WORK/env.plan"
+grep -q "^  call sites: .*(depth 6)" "$WORK/out" || fail "record's default depth: $(grep 'call sites' "$WORK/out")"
+MEMPLAN_PREFAULT=maybe status 0 "$MEMPLAN" replay -p "$WORK/env.plan" -- sort /dev/null
+grep -q PREFAULT "$WORK/err" && fail "replay read the environment's MEMPLAN_PREFAULT: $(cat "$WORK/err")"
+
 # record and replay pass the command's status and output through untouched.
 status 5 "$MEMPLAN" record -o "$WORK/exit.plan" -- "$PROGRAMS/exit_paths" _Exit
 [ ! -s "$WORK/out" ] && [ ! -s "$WORK/err" ] || fail "record printed something"
