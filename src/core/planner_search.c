@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -770,11 +771,20 @@ static void *search_worker(void *arg)
 	int64_t budget = 64 * (int64_t)t->m;
 	/* Round the target up to the granularity: heights are multiples of it. */
 	uint64_t floor_cap = (target + g - 1) / g * g;
+	/* Whether floor_cap was proven infeasible (else it is the target's). */
+	bool floor_proven = false;
 	uint64_t lo = floor_cap + g;
 	while (planner_now_s() < job->params->deadline_s && !atomic_load(job->stop) &&
 	       !st->aborted) {
 		if (best <= floor_cap || best < g)
 			break;
+		/* Every height below best proven infeasible: best is optimal, and
+		 * widening the budget would only spin to the deadline (a plan of
+		 * two aligned blocks once took the whole time limit). */
+		if (floor_proven && floor_cap + g >= best) {
+			atomic_store(job->stop, 1);
+			break;
+		}
 		uint64_t hi = best - g;
 		if (lo > hi) {
 			/* Bisection closed under this budget: widen it and start over. */
@@ -793,8 +803,10 @@ static void *search_worker(void *arg)
 				atomic_store(job->stop, 1);
 		} else {
 			/* Proven infeasible at mid: so is everything below it. */
-			if (res == NOT_FOUND)
+			if (res == NOT_FOUND) {
 				floor_cap = mid;
+				floor_proven = true;
+			}
 			lo = mid + g;
 		}
 		if (job->params->progress && job->best != UINT64_MAX)

@@ -154,6 +154,15 @@ for f in A.1048576.csv K.1048576.csv; do
 	[ "$(wc -l <"$tmp/$f")" -eq "$(wc -l <"$MEMPLAN_DSA_DIR/$f")" ] || fail "$f: row count"
 done
 
+# A plan proven optimal above the lower bound (alignment keeps it there) ends
+# as soon as it is proven, not at the time limit: two aligned blocks took the
+# whole 10 s once, the search widening its budget below a proven floor.
+printf 'id,lower,upper,size,alignment\n0,0,10,100,16\n1,5,15,200,16\n' >"$tmp/aligned.csv"
+"$MEMPLAN" plan --csv "$tmp/aligned.csv" --time-limit 30 >"$tmp/aligned.out" 2>"$tmp/err" ||
+	fail "plan of two aligned blocks failed: $(cat "$tmp/err")"
+grep -Eq "arena 308 bytes, lower bound 300 bytes, ratio 1.0267, [0-4]\.[0-9]+ s$" "$tmp/err" ||
+	fail "two aligned blocks: not 308 bytes, or not proven before 5 s of 30: $(cat "$tmp/err")"
+
 # An unwritable output exits 1 and leaves nothing behind.
 "$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" -o "$tmp/nodir/out.csv" --time-limit 0 \
 	2>/dev/null
