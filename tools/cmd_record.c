@@ -29,6 +29,7 @@
 #include "plan_file.h"
 #include "plan_replan.h"
 #include "plan_symbolize.h"
+#include "record_claim.h"
 #include "symbol_warmer.h"
 #include "symbolize.h"
 #include "command_exe.h"
@@ -277,6 +278,15 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!plan_file_may_replace(plan)) {
 		fprintf(stderr, PLAN_OUTPUT_NOT_PLAN, output);
+		return 1;
+	}
+	/* Held until memplan exits: the processes of the command write into
+	 * the plan as they end, and memplan itself after the command. */
+	if (record_claim(plan) == -EBUSY) {
+		fprintf(stderr,
+			"memplan: %s: another memplan record is writing this plan now; wait "
+			"for it, or choose another -o\n",
+			output);
 		return 1;
 	}
 	char runtime[128];
