@@ -26,5 +26,11 @@ echo "== memplan replay -p demo.plan --strict -- demo_layers 20"
 echo
 replay_kib=$(tail -n 1 "$work/replay.rss")
 plain_kib=$(tail -n 1 "$work/plain.rss")
-awk -v r="$replay_kib" -v p="$plain_kib" 'BEGIN {
-  printf "peak RSS: replay %d KiB, plain glibc run %d KiB (%.2fx)\n", r, p, r / p }'
+# The plan's own totals come first in its JSON, before its images'.
+json=$($memplan show --json "$work/demo.plan")
+arena=$(grep -o '"arena_bytes":[0-9]*' <<<"$json" | head -n 1 | cut -d: -f2)
+lower=$(grep -o '"lower_bound_bytes":[0-9]*' <<<"$json" | head -n 1 | cut -d: -f2)
+awk -v r="$replay_kib" -v p="$plain_kib" -v a="$arena" -v l="$lower" 'BEGIN {
+  printf "arena: %d KiB, fixed before the run; the least any layout of these blocks could use: %d KiB\n", a / 1024, l / 1024
+  printf "peak RSS: replay %d KiB, plain glibc run %d KiB (%.2fx): the same blocks, plus the\n", r, p, r / p
+  printf "program itself and, under replay, memplan'"'"'s own code and tables (see docs/benchmarks.md)\n" }'
