@@ -25,7 +25,10 @@ int launch_add_preload(void)
 	const char *old = getenv("LD_PRELOAD");
 
 	if (preload_path_find(lib, sizeof(lib)) < 0) {
-		fprintf(stderr, "memplan: %s: preload library not found\n", lib);
+		fprintf(stderr, "memplan: %s: preload library not found (%s)\n", lib,
+			getenv("MEMPLAN_PRELOAD") ? "as MEMPLAN_PRELOAD names it"
+						  : "MEMPLAN_PRELOAD may name another, as for an "
+						    "install staged with DESTDIR");
 		exit(1);
 	}
 	if (old && *old) {
