@@ -116,6 +116,10 @@ grep -q "^  call sites: .*(depth 6)" "$WORK/out" || fail "record's default depth
 MEMPLAN_PREFAULT=maybe status 0 "$MEMPLAN" replay -p "$WORK/env.plan" -- sort /dev/null
 grep -q PREFAULT "$WORK/err" && fail "replay read the environment's MEMPLAN_PREFAULT: $(cat "$WORK/err")"
 
+MEMPLAN_PRELOAD="$WORK/no/libmemplan.so" status 1 "$MEMPLAN" replay -p "$WORK/env.plan" -- true
+grep -q "no/libmemplan.so: preload library not found (as MEMPLAN_PRELOAD names it)" "$WORK/err" ||
+  fail "a missing MEMPLAN_PRELOAD: $(cat "$WORK/err")"
+
 # record and replay pass the command's status and output through untouched.
 status 5 "$MEMPLAN" record -o "$WORK/exit.plan" -- "$PROGRAMS/exit_paths" _Exit
 [ ! -s "$WORK/out" ] && [ ! -s "$WORK/err" ] || fail "record printed something"
