@@ -335,8 +335,8 @@ static enum preload_mode read_environment(void)
 	} else if (strcmp(mode, "replay") == 0) {
 		wanted = PRELOAD_REPLAY;
 	} else {
-		log_error("MEMPLAN_MODE='", mode, "' is not record, replay or off; running on libc",
-			  NULL);
+		log_error_once("MEMPLAN_MODE='", mode,
+			       "' is not record, replay or off; running on libc", NULL);
 		return PRELOAD_OFF;
 	}
 	/* Silent: the tool's allocator is what its user asked for. */
@@ -345,12 +345,12 @@ static enum preload_mode read_environment(void)
 
 	s = getenv("MEMPLAN_PLAN");
 	if (!s || !*s) {
-		log_error("MEMPLAN_MODE=", mode, " needs MEMPLAN_PLAN; running on libc", NULL);
+		log_error_once("MEMPLAN_MODE=", mode, " needs MEMPLAN_PLAN; running on libc", NULL);
 		return PRELOAD_OFF;
 	}
 	if (absolute_path("MEMPLAN_PLAN", s, preload_config.plan_path,
 			  sizeof(preload_config.plan_path)) < 0) {
-		log_error(s, ": cannot make the plan path absolute; running on libc", NULL);
+		log_error_once(s, ": cannot make the plan path absolute; running on libc", NULL);
 		return PRELOAD_OFF;
 	}
 
@@ -358,8 +358,9 @@ static enum preload_mode read_environment(void)
 	s = getenv("MEMPLAN_DEPTH");
 	if (s && *s) {
 		if (!parse_unsigned(s, 1, CALLSITE_MAX_DEPTH, &v)) {
-			log_error("MEMPLAN_DEPTH='", s,
-				  "' is not a whole number from 1 to 64; running on libc", NULL);
+			log_error_once("MEMPLAN_DEPTH='", s,
+				       "' is not a whole number from 1 to 64; running on libc",
+				       NULL);
 			return PRELOAD_OFF;
 		}
 		preload_config.depth = (unsigned)v;
@@ -371,9 +372,9 @@ static enum preload_mode read_environment(void)
 		char *end;
 		double d = strtod(s, &end);
 		if (*end || !(d >= 0 && d <= 3600)) {
-			log_error("MEMPLAN_PLAN_SECONDS='", s,
-				  "' is not a number of seconds from 0 to 3600; running on libc",
-				  NULL);
+			log_error_once(
+			    "MEMPLAN_PLAN_SECONDS='", s,
+			    "' is not a number of seconds from 0 to 3600; running on libc", NULL);
 			return PRELOAD_OFF;
 		}
 		preload_config.plan_seconds = d;
@@ -386,8 +387,9 @@ static enum preload_mode read_environment(void)
 	s = getenv("MEMPLAN_MAX_ALLOCS");
 	if (s && *s) {
 		if (!parse_unsigned(s, 1, 1ul << 40, &v)) {
-			log_error("MEMPLAN_MAX_ALLOCS='", s,
-				  "' is not a whole number from 1 to 2^40; running on libc", NULL);
+			log_error_once("MEMPLAN_MAX_ALLOCS='", s,
+				       "' is not a whole number from 1 to 2^40; running on libc",
+				       NULL);
 			return PRELOAD_OFF;
 		}
 		preload_config.max_allocs = v;
@@ -397,8 +399,9 @@ static enum preload_mode read_environment(void)
 	s = getenv("MEMPLAN_LOCK_SECONDS");
 	if (s && *s) {
 		if (!parse_unsigned(s, 0, 3600, &v)) {
-			log_error("MEMPLAN_LOCK_SECONDS='", s,
-				  "' is not a whole number from 0 to 3600; running on libc", NULL);
+			log_error_once("MEMPLAN_LOCK_SECONDS='", s,
+				       "' is not a whole number from 0 to 3600; running on libc",
+				       NULL);
 			return PRELOAD_OFF;
 		}
 		preload_config.lock_wait_ms = (unsigned)v * 1000;
@@ -408,13 +411,14 @@ static enum preload_mode read_environment(void)
 	s = getenv("MEMPLAN_PREFAULT");
 	preload_config.prefault = s && strcmp(s, "1") == 0;
 	if (s && *s && strcmp(s, "0") != 0 && !preload_config.prefault)
-		log_error("MEMPLAN_PREFAULT='", s, "' is not 0 or 1; not prefaulting", NULL);
+		log_error_once("MEMPLAN_PREFAULT='", s, "' is not 0 or 1; not prefaulting", NULL);
 
 	s = getenv("MEMPLAN_STATS");
 	if (s && *s &&
 	    absolute_path("MEMPLAN_STATS", s, preload_config.stats_path,
 			  sizeof(preload_config.stats_path)) < 0) {
-		log_error(s, ": cannot make the statistics path absolute; running on libc", NULL);
+		log_error_once(s, ": cannot make the statistics path absolute; running on libc",
+			       NULL);
 		return PRELOAD_OFF;
 	}
 	s = getenv("MEMPLAN_STATS_NO_CREATE");
@@ -492,7 +496,7 @@ static int start_mode(enum preload_mode mode)
 	int r;
 
 	if (image_identity_read(&preload_config.image, callsite_main_module_key()) < 0)
-		log_error("cannot read /proc/self: plans will not match across runs", NULL);
+		log_error_once("cannot read /proc/self: plans will not match across runs", NULL);
 	/* Report an unwritable statistics file now: at exit stderr may be closed. */
 	if (preload_config.stats_path[0]) {
 		int err = stats_file_check(preload_config.stats_path,
@@ -566,10 +570,10 @@ __attribute__((constructor)) static void preload_init(void)
 	mode = read_environment();
 	const char *ahead = mode != PRELOAD_OFF ? next_alloc_ahead() : NULL;
 	if (ahead) {
-		log_error("malloc is ", ahead, "'s, which comes before libmemplan.so in ",
-			  "LD_PRELOAD, so memplan would see no allocation; ",
-			  mode == PRELOAD_RECORD ? "not recording" : "not replaying",
-			  " (put libmemplan.so first)", NULL);
+		log_error_once("malloc is ", ahead, "'s, which comes before libmemplan.so in ",
+			       "LD_PRELOAD, so memplan would see no allocation; ",
+			       mode == PRELOAD_RECORD ? "not recording" : "not replaying",
+			       " (put libmemplan.so first)", NULL);
 		mode = PRELOAD_OFF;
 	}
 	/* 1: replay found the plan unreadable, and counts what goes to libc. */

@@ -2,12 +2,16 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "hash64.h"
 
 /* The kernel's signal set, for the system calls below. */
 #define KERNEL_SIGSET_BYTES 8
@@ -47,24 +51,82 @@ static bool write_without_sigpipe(int fd, const char *buf, size_t len)
 	return n == (long)len;
 }
 
-bool log_error_to(int fd, const char *first, ...)
+/* The line "memplan: " and the strings from first on make, into line (cap
+ * bytes, the newline included); returns its length. */
+static size_t make_line(char *line, size_t cap, const char *first, va_list ap)
 {
-	char line[1024];
-	size_t pos = 0, cap = sizeof(line) - 1; /* room for the newline */
-	va_list ap;
+	size_t pos = 0;
 
+	cap--; /* room for the newline */
 	append(line, cap, &pos, "memplan: ");
-	va_start(ap, first);
 	for (const char *s = first; s; s = va_arg(ap, const char *))
 		append(line, cap, &pos, s);
-	va_end(ap);
 	line[pos++] = '\n';
-	/* System calls themselves, not write(): that is a cancellation point,
-	 * and a line said under one of memplan's locks (a recording's limit
-	 * reached) would leave the lock held by a cancelled thread. errno stays
-	 * the program's, as the call that brought memplan here may succeed. */
+	return pos;
+}
+
+/* System calls themselves, not write(): that is a cancellation point, and a
+ * line said under one of memplan's locks (a recording's limit reached) would
+ * leave the lock held by a cancelled thread. errno stays the program's, as
+ * the call that brought memplan here may succeed. */
+static bool write_line(int fd, const char *line, size_t len)
+{
 	const int saved_errno = errno;
-	const bool whole = write_without_sigpipe(fd, line, pos);
+	const bool whole = write_without_sigpipe(fd, line, len);
+
+	errno = saved_errno;
+	return whole;
+}
+
+bool log_error_to(int fd, const char *first, ...)
+{
+	char line[LOG_LINE_MAX];
+	va_list ap;
+
+	va_start(ap, first);
+	const size_t len = make_line(line, sizeof(line), first, ap);
+	va_end(ap);
+	return write_line(fd, line, len);
+}
+
+bool log_error_once(const char *first, ...)
+{
+	char line[LOG_LINE_MAX], mark[17], marks[LOG_SAID_MARKS * 17];
+	va_list ap;
+
+	va_start(ap, first);
+	const size_t len = make_line(line, sizeof(line), first, ap);
+	va_end(ap);
+	const uint64_t h = hash64(line, len, 0);
+	for (int i = 15; i >= 0; i--)
+		mark[15 - i] = "0123456789abcdef"[(h >> (4 * i)) & 15];
+	mark[16] = '\0';
+	/* The marks of an ancestor, the most recent last; at most
+	 * LOG_SAID_MARKS of them are passed on. */
+	const char *said = getenv(LOG_SAID_ENV);
+	size_t n = 0;
+	for (const char *m = said; m && *m; m += *m == ' ') {
+		size_t l = strcspn(m, " ");
+		if (l == 16 && !memcmp(m, mark, 16))
+			return true; /* said by the process that started this one */
+		m += l;
+		n++;
+	}
+	const bool whole = write_line(STDERR_FILENO, line, len);
+	size_t at = 0;
+	if (said) {
+		const char *keep = said;
+		for (; n >= LOG_SAID_MARKS; n--)
+			keep += strcspn(keep, " ") + (keep[strcspn(keep, " ")] == ' ');
+		size_t l = strnlen(keep, sizeof(marks) - 18);
+		memcpy(marks, keep, l);
+		at = l;
+		if (at)
+			marks[at++] = ' ';
+	}
+	memcpy(marks + at, mark, 17);
+	const int saved_errno = errno;
+	setenv(LOG_SAID_ENV, marks, 1);
 	errno = saved_errno;
 	return whole;
 }

@@ -296,11 +296,13 @@ static const void *map_plan(void)
 	void *tables;
 	int fd, r;
 
+	/* Said once per command (log_error_once): every process of a script
+	 * would find the same plan it cannot use. */
 	fd = file_open_regular(path, &st);
 	if (fd < 0) {
-		log_error(path, ": cannot open the plan: ",
-			  fd == -EINVAL ? "not a regular file" : strerror(-fd), "; running on libc",
-			  NULL);
+		log_error_once(path, ": cannot open the plan: ",
+			       fd == -EINVAL ? "not a regular file" : strerror(-fd),
+			       "; running on libc", NULL);
 		return NULL;
 	}
 	/* Only the index: the image's tables are read once it is chosen
@@ -312,15 +314,15 @@ static const void *map_plan(void)
 	r = plan_file_read_index(fd, (uint64_t)st.st_size, verify, &tables, why, sizeof(why));
 	if (r < 0) {
 		close(fd);
-		log_error(path, ": ", why, "; running on libc", NULL);
+		log_error_once(path, ": ", why, "; running on libc", NULL);
 		return NULL;
 	}
 	r = read_image_keys(fd, tables, (uint64_t)st.st_size);
 	if (r < 0) {
 		plan_file_unmap(tables, (uint64_t)st.st_size);
 		close(fd);
-		log_error(path, ": cannot read its images: ", strerror(-r), "; running on libc",
-			  NULL);
+		log_error_once(path, ": cannot read its images: ", strerror(-r),
+			       "; running on libc", NULL);
 		return NULL;
 	}
 	if (verify)

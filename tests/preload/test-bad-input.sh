@@ -55,6 +55,18 @@ head -c 4096 /dev/urandom >"$WORK/foreign.plan"
 : >"$WORK/empty.plan"
 cp "$WORK/good.plan" "$WORK/future.plan"
 printf '\x07' | dd of="$WORK/future.plan" bs=1 seek=8 conv=notrunc status=none
+# In the raw form, a plan that cannot be used, or a bad variable, is said once
+# for a whole command, not once per process: a shell whose children find the
+# same truncated plan gives one line. (pyenv's python3 once gave 35.)
+for case in "truncated MEMPLAN_PLAN=$WORK/truncated.plan" \
+  "depth MEMPLAN_PLAN=$WORK/good.plan MEMPLAN_DEPTH=lots"; do
+  set -- $case
+  env MEMPLAN_MODE=replay "$2" ${3:+"$3"} LD_PRELOAD="$LIB" \
+    sh -c "sort -n '$WORK/in.txt'; sort -n '$WORK/in.txt' | sort -n | cat" \
+    >"$WORK/once-$1.out" 2>"$WORK/once-$1.err" || fail "once-$1: the script failed"
+  [ "$(grep -c . "$WORK/once-$1.err")" -eq 1 ] || fail "once-$1: not one line: $(cat "$WORK/once-$1.err")"
+  echo "once-$1: $(cat "$WORK/once-$1.err")"
+done
 # MEMPLAN_PREFAULT takes 0 or 1, as MEMPLAN_STRICT: another value is said, and
 # the replay goes on without prefaulting.
 raw bad-prefault "MEMPLAN_PREFAULT='yes' is not 0 or 1; not prefaulting$" \
