@@ -37,6 +37,7 @@ static char *const *without_memplan(char *const envp[])
 	const int saved = errno;
 	size_t count = 0, at = SIZE_MAX;
 
+	/* The last LD_PRELOAD: the loader goes by it. */
 	for (; envp && envp[count]; count++)
 		if (!strncmp(envp[count], PRELOAD_VAR, strlen(PRELOAD_VAR)))
 			at = count;
@@ -158,8 +159,9 @@ void exec_env_done(char *const *env, char *const envp[])
 
 	for (; envp && envp[count]; count++)
 		;
-	/* As without_memplan mapped it: from envp's count and LD_PRELOAD. */
-	for (size_t i = 0; i < count; i++)
+	/* As without_memplan mapped it: from envp's count and its last
+	 * LD_PRELOAD (the one the loader goes by). */
+	for (size_t i = count; i-- > 0;)
 		if (!strncmp(envp[i], PRELOAD_VAR, strlen(PRELOAD_VAR))) {
 			bytes = (count + 1) * sizeof(char *) + strlen(envp[i]) + 1;
 			munmap((void *)env, bytes);
