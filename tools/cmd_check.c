@@ -76,33 +76,35 @@ static int usage(const char *why)
 		     "[--json]\n");
 	if (why)
 		return 2;
-	fprintf(out, "\n"
-		     "Checks a plan against limits, each process image on its own: one line per\n"
-		     "limit violated, naming the figure, the limit and the call sites that grew\n"
-		     "most (without a baseline: that hold the most; below --min-hit-rate: that\n"
-		     "missed most). Exits 1 if any limit is violated (or a file cannot be\n"
-		     "read), 0 if none is, 2 on a usage error.\n"
-		     "At least one limit is needed; none is set by default.\n"
-		     "\n"
-		     "options:\n"
-		     "  -b, --baseline BASE     the plan to measure growth against, say the last\n"
-		     "                          release's (images paired as memplan diff pairs\n"
-		     "                          them; default: none)\n"
-		     "  -g, --max-growth PCT    most growth of an image's requested peak over its\n"
-		     "                          baseline, in percent (needs --baseline)\n"
-		     "  -p, --max-peak BYTES    most requested peak of an image, in bytes\n"
-		     "  -a, --max-allocs N      most allocations of an image\n"
-		     "  -r, --min-hit-rate PCT  least share of allocation calls served from the\n"
-		     "                          arena in the replay statistics of --stats, in\n"
-		     "                          percent\n"
-		     "  -s, --stats FILE        statistics lines of `memplan replay --stats FILE`\n"
-		     "                          (needed by --min-hit-rate)\n"
-		     "  -j, --json              one JSON object, for scripts (default: text)\n"
-		     "  -h, --help              this help\n"
-		     "\n"
-		     "examples:\n"
-		     "  memplan check head.plan --baseline release.plan --max-growth 5\n"
-		     "  memplan check app.plan --max-peak 268435456 --min-hit-rate 95 --stats s.jsonl\n");
+	fprintf(
+	    out,
+	    "\n"
+	    "Checks a plan against limits, each process image on its own: one line per\n"
+	    "limit violated, naming the figure, the limit and the call sites that grew\n"
+	    "most (without a baseline: that hold the most; below --min-hit-rate: that\n"
+	    "missed most). Exits 1 if any limit is violated (or a file cannot be\n"
+	    "read), 0 if none is, 2 on a usage error.\n"
+	    "At least one limit is needed; none is set by default.\n"
+	    "\n"
+	    "options:\n"
+	    "  -b, --baseline BASE     the plan to measure growth against, say the last\n"
+	    "                          release's (images paired as memplan diff pairs\n"
+	    "                          them; default: none)\n"
+	    "  -g, --max-growth PCT    most growth of an image's requested peak over its\n"
+	    "                          baseline, in percent (needs --baseline)\n"
+	    "  -p, --max-peak BYTES    most requested peak of an image, in bytes\n"
+	    "  -a, --max-allocs N      most allocations of an image\n"
+	    "  -r, --min-hit-rate PCT  least share of allocation calls served from the\n"
+	    "                          arena in the replay statistics of --stats, in\n"
+	    "                          percent\n"
+	    "  -s, --stats FILE        statistics lines of `memplan replay --stats FILE`\n"
+	    "                          (needed by --min-hit-rate; -: standard input)\n"
+	    "  -j, --json              one JSON object, for scripts (default: text)\n"
+	    "  -h, --help              this help\n"
+	    "\n"
+	    "examples:\n"
+	    "  memplan check head.plan --baseline release.plan --max-growth 5\n"
+	    "  memplan check app.plan --max-peak 268435456 --min-hit-rate 95 --stats s.jsonl\n");
 	return 0;
 }
 
@@ -526,15 +528,18 @@ static int check_hit_rate(struct report *rep, const struct limits *lim, const ch
 		fprintf(stderr, "memplan: %s: path too long\n", name);
 		return 1;
 	}
-	if (stat(lim->stats, &st) != 0) {
+	/* "-": standard input (memplan replay --stats - | memplan check ...). */
+	const bool from_stdin = !strcmp(lim->stats, "-");
+	if (!from_stdin && stat(lim->stats, &st) != 0) {
 		fprintf(stderr, "memplan: %s: %s\n", lim->stats_name, strerror(errno));
 		return 1;
 	}
-	if (!S_ISREG(st.st_mode)) {
+	if (!from_stdin && !S_ISREG(st.st_mode)) {
 		fprintf(stderr, "memplan: %s: not a regular file\n", lim->stats_name);
 		return 1;
 	}
-	if (stats_lines_read(lim->stats, 0, add_line, &t) < 0) {
+	if ((from_stdin ? stats_lines_read_stream(stdin, add_line, &t)
+			: stats_lines_read(lim->stats, 0, add_line, &t)) < 0) {
 		fprintf(stderr, "memplan: %s: cannot read it\n", lim->stats_name);
 		status = 1;
 		goto out;

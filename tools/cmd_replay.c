@@ -43,37 +43,39 @@ static int usage(const char *why)
 		     "                      [--strict] [--min-hit-rate PCT] -- CMD [ARG...]\n");
 	if (why)
 		return 2;
-	fprintf(out,
-		"\n"
-		"Runs CMD with each process image's allocations served from the arena its\n"
-		"plan lays out, and the rest from libc. Each process finds the image of the\n"
-		"plan recorded for its executable and arguments, else the one of its\n"
-		"executable with the nearest arguments. When CMD has ended, one line on\n"
-		"stderr gives the share of allocations served, the arena, and the process\n"
-		"images that had no plan or a poor one, and why (for one poorly served,\n"
-		"the call site that missed most). Exits with CMD's status.\n"
-		"\n"
-		"options:\n"
-		"  -p, --plan PLAN       the plan file, written by memplan record (required)\n"
-		"  -s, --stats FILE      append one JSON line of statistics per process image\n"
-		"                        to FILE (default: kept in a temporary file, for the\n"
-		"                        summary, then removed)\n"
-		"  -f, --prefault        touch the whole arena at start-up, so the run takes\n"
-		"                        no page faults in it (default: off)\n"
-		"  -q, --quiet           no summary line at the end (default: off; problems\n"
-		"                        are still reported)\n"
-		"  --strict              exit 1 instead of 0 if the plan could not be used,\n"
-		"                        if no process found its program in it, or if the\n"
-		"                        share served is under --min-hit-rate (default: off;\n"
-		"                        CMD's own failure status is kept)\n"
-		"  --min-hit-rate PCT    the least share of allocations, in percent, that\n"
-		"                        must be served from the arena; implies --strict\n"
-		"                        (default: 0)\n"
-		"  -h, --help            this help\n"
-		"\n"
-		"examples:\n"
-		"  memplan replay -p app.plan -- ./app in.txt\n"
-		"  memplan replay -p app.plan --strict --min-hit-rate 90 --stats s.jsonl -- ./app\n");
+	fprintf(
+	    out,
+	    "\n"
+	    "Runs CMD with each process image's allocations served from the arena its\n"
+	    "plan lays out, and the rest from libc. Each process finds the image of the\n"
+	    "plan recorded for its executable and arguments, else the one of its\n"
+	    "executable with the nearest arguments. When CMD has ended, one line on\n"
+	    "stderr gives the share of allocations served, the arena, and the process\n"
+	    "images that had no plan or a poor one, and why (for one poorly served,\n"
+	    "the call site that missed most). Exits with CMD's status.\n"
+	    "\n"
+	    "options:\n"
+	    "  -p, --plan PLAN       the plan file, written by memplan record (required)\n"
+	    "  -s, --stats FILE      append one JSON line of statistics per process image\n"
+	    "                        to FILE; -: to standard output once the command has\n"
+	    "                        ended (default: kept in a temporary file, for the\n"
+	    "                        summary, then removed)\n"
+	    "  -f, --prefault        touch the whole arena at start-up, so the run takes\n"
+	    "                        no page faults in it (default: off)\n"
+	    "  -q, --quiet           no summary line at the end (default: off; problems\n"
+	    "                        are still reported)\n"
+	    "  --strict              exit 1 instead of 0 if the plan could not be used,\n"
+	    "                        if no process found its program in it, or if the\n"
+	    "                        share served is under --min-hit-rate (default: off;\n"
+	    "                        CMD's own failure status is kept)\n"
+	    "  --min-hit-rate PCT    the least share of allocations, in percent, that\n"
+	    "                        must be served from the arena; implies --strict\n"
+	    "                        (default: 0)\n"
+	    "  -h, --help            this help\n"
+	    "\n"
+	    "examples:\n"
+	    "  memplan replay -p app.plan -- ./app in.txt\n"
+	    "  memplan replay -p app.plan --strict --min-hit-rate 90 --stats s.jsonl -- ./app\n");
 	return 0;
 }
 
@@ -189,6 +191,23 @@ static int killed_by(int status)
 	return status > 128 && status - 128 < NSIG ? status - 128 : 0;
 }
 
+/* Writes the file at path to standard output. Returns 0, or -1 with errno. */
+static int copy_to_stdout(const char *path)
+{
+	char buf[65536];
+	size_t n;
+	FILE *in = fopen(path, "re");
+
+	if (!in)
+		return -1;
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, stdout) != n)
+			break;
+	const bool failed = ferror(in) || ferror(stdout) || fflush(stdout) != 0;
+	fclose(in);
+	return failed ? -1 : 0;
+}
+
 /* Runs the command with its statistics going to stats, or to a file of our own
  * if none was asked for, and reads them at the end for the summary line. If no
  * process found its program in the plan, the plan was recorded from other
@@ -206,7 +225,13 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 	off_t from;
 	int status, lines;
 
-	if (stats_file_prepare(o->stats, path, sizeof(path), &from, &temporary) < 0) {
+	/* "-": the lines go to memplan's own standard output once the command has
+	 * ended, from a file of ours. /dev/stdout, opened by each process for
+	 * appending, is the command's output: a file there took the lines at
+	 * its end, and the program's last write then went over them. */
+	const bool to_stdout = o->stats && !strcmp(o->stats, "-");
+	if (stats_file_prepare(to_stdout ? NULL : o->stats, path, sizeof(path), &from, &temporary) <
+	    0) {
 		if (o->stats)
 			return 1;
 		status = launch_run(command); /* no statistics to judge by */
@@ -218,6 +243,9 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 	}
 	status = launch_run(command);
 	lines = replay_summary_read(path, from, &s);
+	if (to_stdout && copy_to_stdout(path) < 0)
+		fprintf(stderr, "memplan: cannot write the statistics to standard output: %s\n",
+			strerror(errno));
 	if (temporary)
 		unlink(path);
 	/* The names of a plan that changed meanwhile are not what the command's

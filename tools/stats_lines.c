@@ -16,27 +16,36 @@
 int stats_lines_read(const char *path, off_t from,
 		     void (*each)(const struct stats_line *line, void *ctx), void *ctx)
 {
-	struct stats_line *line = malloc(sizeof(*line));
-	char *text = NULL;
-	size_t cap = 0;
 	struct stat st;
 	int count = 0;
 	FILE *f;
 
-	if (!line || stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fopen(path, "re"))) {
-		free(line);
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fopen(path, "re")))
 		return -1;
-	}
 	if (fseeko(f, from, SEEK_SET) == 0)
-		while (getline(&text, &cap, f) >= 0)
-			if (stats_line_parse(text, line)) {
-				each(line, ctx);
-				count++;
-			}
-	free(text);
-	free(line);
+		count = stats_lines_read_stream(f, each, ctx);
 	fclose(f);
 	return count;
+}
+
+int stats_lines_read_stream(FILE *f, void (*each)(const struct stats_line *line, void *ctx),
+			    void *ctx)
+{
+	struct stats_line *line = malloc(sizeof(*line));
+	char *text = NULL;
+	size_t cap = 0;
+	int count = 0;
+
+	if (!line)
+		return -1;
+	while (getline(&text, &cap, f) >= 0)
+		if (stats_line_parse(text, line)) {
+			each(line, ctx);
+			count++;
+		}
+	free(text);
+	free(line);
+	return ferror(f) ? -1 : count;
 }
 
 /* Makes an empty file of our own in dir, its name into path. Returns 0, or

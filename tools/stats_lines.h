@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -50,6 +51,11 @@ struct stats_line {
  * input). Returns the number of lines read, or -1 if the file cannot be read. */
 int stats_lines_read(const char *path, off_t from,
 		     void (*each)(const struct stats_line *line, void *ctx), void *ctx);
+
+/* The same from a stream read to its end (check --stats -: standard input).
+ * Returns the lines read, or -1 on a read error or out of memory. */
+int stats_lines_read_stream(FILE *f, void (*each)(const struct stats_line *line, void *ctx),
+			    void *ctx);
 
 /* Parses one line into *out. Returns false if it is not a statistics object. */
 bool stats_line_parse(const char *text, struct stats_line *out);

@@ -120,6 +120,20 @@ MEMPLAN_PRELOAD="$WORK/no/libmemplan.so" status 1 "$MEMPLAN" replay -p "$WORK/en
 grep -q "no/libmemplan.so: preload library not found (as MEMPLAN_PRELOAD names it)" "$WORK/err" ||
   fail "a missing MEMPLAN_PRELOAD: $(cat "$WORK/err")"
 
+# --stats -: the lines go to memplan's standard output after the command's
+# own, whole, and check reads them from its standard input. (With
+# --stats /dev/stdout, a file there lost the line's first bytes to the
+# program's last write.)
+status 0 "$MEMPLAN" replay -q -p "$WORK/env.plan" --stats - -- sort "$WORK/env.plan"
+sort "$WORK/env.plan" >"$WORK/sorted.plain"
+head -c "$(stat -c %s "$WORK/sorted.plain")" "$WORK/out" | cmp -s - "$WORK/sorted.plain" ||
+  fail "replay --stats -: the command's output changed"
+tail -n 1 "$WORK/out" | grep -q '^{"exe":"/usr/bin/sort",.*"allocs":[1-9]' ||
+  fail "replay --stats -: no statistics line after the output: $(tail -c 300 "$WORK/out")"
+cp "$WORK/out" "$WORK/stats-stdout"
+status 0 sh -c "'$MEMPLAN' check '$WORK/env.plan' --min-hit-rate 50 --stats - <'$WORK/stats-stdout'"
+grep -q "^OK " "$WORK/out" || fail "check --stats -: $(cat "$WORK/out" "$WORK/err")"
+
 # record and replay pass the command's status and output through untouched.
 status 5 "$MEMPLAN" record -o "$WORK/exit.plan" -- "$PROGRAMS/exit_paths" _Exit
 [ ! -s "$WORK/out" ] && [ ! -s "$WORK/err" ] || fail "record printed something"
