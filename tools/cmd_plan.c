@@ -53,12 +53,16 @@ struct plan_args {
 	unsigned threads;
 };
 
-static void plan_usage(FILE *f)
+/* The usage lines; with full, the whole help. A usage error gets the lines
+ * alone, as every other command's. */
+static void plan_usage(FILE *f, bool full)
 {
+	fprintf(f, "usage: memplan plan --csv IN [-o OUT] [--time-limit SECONDS]"
+		   " [--capacity BYTES] [--threads N]\n"
+		   "       memplan plan PLAN -o PLAN2 [--time-limit SECONDS] [--threads N]\n");
+	if (!full)
+		return;
 	fprintf(f,
-		"usage: memplan plan --csv IN [-o OUT] [--time-limit SECONDS]"
-		" [--capacity BYTES] [--threads N]\n"
-		"       memplan plan PLAN -o PLAN2 [--time-limit SECONDS] [--threads N]\n"
 		"\n"
 		"The first form plans a packing instance in MiniMalloc's CSV form\n"
 		"(id,lower,upper,size[,alignment], lifetimes [lower, upper)) and writes it\n"
@@ -145,7 +149,7 @@ static int plan_file_main(const struct plan_args *a)
 
 	if (!a->out_path) {
 		fprintf(stderr, "memplan: plan: -o PLAN2 is required with a plan file\n");
-		plan_usage(stderr);
+		plan_usage(stderr, false);
 		return 2;
 	}
 	if (plan_file_map(a->plan_path, &buf, &len, why, sizeof(why)) < 0) {
@@ -318,7 +322,7 @@ static int plan_main(struct plan_args *a)
 		return plan_file_main(a);
 	if (!a->csv_path) {
 		fprintf(stderr, "memplan: plan: --csv IN or a PLAN file is required\n");
-		plan_usage(stderr);
+		plan_usage(stderr, false);
 		return 2;
 	}
 	return plan_csv_main(a);
@@ -376,10 +380,10 @@ int cmd_plan(int argc, char **argv)
 			a.threads = (unsigned)v;
 			break;
 		case 'h':
-			plan_usage(stdout);
+			plan_usage(stdout, true);
 			return 0;
 		default:
-			plan_usage(stderr);
+			plan_usage(stderr, false);
 			return 2;
 		}
 	}
@@ -390,7 +394,7 @@ int cmd_plan(int argc, char **argv)
 		 * --csv, else the one after it. */
 		fprintf(stderr, "memplan: plan: unexpected argument '%s'\n",
 			argv[optind < argc ? optind : optind - 1]);
-		plan_usage(stderr);
+		plan_usage(stderr, false);
 		return 2;
 	}
 	/* "-" is stdout for the CSV, as it is stdin for --csv; a plan is binary. */
@@ -398,7 +402,7 @@ int cmd_plan(int argc, char **argv)
 		if (a.plan_path) {
 			fprintf(stderr, "memplan: plan: a plan is binary and goes to a file, "
 					"not to stdout (-o -)\n");
-			plan_usage(stderr);
+			plan_usage(stderr, false);
 			return 2;
 		}
 		a.out_path = NULL;
@@ -406,7 +410,7 @@ int cmd_plan(int argc, char **argv)
 	/* Re-planning a PLAN has no capacity to stop at: not ignored silently. */
 	if (a.plan_path && capacity) {
 		fprintf(stderr, "memplan: plan: --capacity applies only to --csv IN\n");
-		plan_usage(stderr);
+		plan_usage(stderr, false);
 		return 2;
 	}
 	/* Control characters of the paths are escaped in messages, as a plan's own. */

@@ -163,6 +163,11 @@ printf 'id,lower,upper,size,alignment\n0,0,10,100,16\n1,5,15,200,16\n' >"$tmp/al
 grep -Eq "arena 308 bytes, lower bound 300 bytes, ratio 1.0267, [0-4]\.[0-9]+ s$" "$tmp/err" ||
 	fail "two aligned blocks: not 308 bytes, or not proven before 5 s of 30: $(cat "$tmp/err")"
 
+# A usage error gets the usage lines, not the whole help, as every command's.
+"$MEMPLAN" plan >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && [ "$(grep -c . "$tmp/err")" -eq 3 ] && grep -q "^usage: memplan plan" "$tmp/err" ||
+	fail "plan's usage error: $(cat "$tmp/err")"
+
 # An unwritable output exits 1 and leaves nothing behind.
 "$MEMPLAN" plan --csv "$MEMPLAN_DSA_DIR/input.12.csv" -o "$tmp/nodir/out.csv" --time-limit 0 \
 	2>/dev/null
