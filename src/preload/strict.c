@@ -204,8 +204,9 @@ int strict_exit_status(int status)
 	if (!why && all.allocs && (double)all.hits * 100.0 < min_hit_pct * (double)all.allocs) {
 		log_error_to(stderr_copy, preload_config.plan_path, ": ", log_u64(a, all.hits),
 			     " of ", log_u64(b, all.allocs),
-			     " allocations served from the arena, under MEMPLAN_MIN_HIT_RATE=",
-			     min_hit_text, "; exit status 1", NULL);
+			     all.allocs == 1 ? " allocation" : " allocations",
+			     " served from the arena, under MEMPLAN_MIN_HIT_RATE=", min_hit_text,
+			     "; exit status 1", NULL);
 		return 1;
 	}
 	if (!why)
