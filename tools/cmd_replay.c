@@ -191,6 +191,20 @@ static int killed_by(int status)
 	return status > 128 && status - 128 < NSIG ? status - 128 : 0;
 }
 
+/* If the statistics file is memplan's own stderr (--stats /dev/stderr with
+ * 2>file), its processes appended their lines there by descriptors of their
+ * own, past the offset stderr's descriptor still has: what memplan says next
+ * would go over them. Moves that offset to the end. */
+static void after_appends_to_stderr(const char *stats_path)
+{
+	struct stat err, stats;
+
+	if (fstat(STDERR_FILENO, &err) == 0 && S_ISREG(err.st_mode) &&
+	    stat(stats_path, &stats) == 0 && stats.st_dev == err.st_dev &&
+	    stats.st_ino == err.st_ino)
+		lseek(STDERR_FILENO, 0, SEEK_END);
+}
+
 /* Writes the file at path to standard output. Returns 0, or -1 with errno. */
 static int copy_to_stdout(const char *path)
 {
@@ -243,6 +257,7 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 	}
 	status = launch_run(command);
 	lines = replay_summary_read(path, from, &s);
+	after_appends_to_stderr(path);
 	if (to_stdout && copy_to_stdout(path) < 0)
 		fprintf(stderr, "memplan: cannot write the statistics to standard output: %s\n",
 			strerror(errno));

@@ -197,6 +197,13 @@ timeout 60 sh -c "'$MEMPLAN' replay -p '$WORK/other.plan' --stats /dev/stdout --
 grep -q '^{"exe":"/usr/bin/sort",.*"exe_in_plan":false' "$WORK/kept.err" &&
   grep -q "^memplan: .*other.plan: no process of the command found its program" "$WORK/kept.err" ||
   fail "kept: expected sort's line and the summary, got: $(cat "$WORK/kept.err")"
+# Truncated rather than appended to (2>): the summary goes after the line, not
+# over its start, which it once overwrote.
+"$MEMPLAN" replay -p "$WORK/other.plan" --stats /dev/stderr -- sort -n "$WORK/in.txt" \
+  >/dev/null 2>"$WORK/kept2.err" || fail "kept2: command failed"
+grep -q '^{"exe":"/usr/bin/sort",.*"exe_in_plan":false' "$WORK/kept2.err" &&
+  grep -q "^memplan: .*other.plan: no process of the command found its program" "$WORK/kept2.err" ||
+  fail "kept2: expected sort's line and the summary, got: $(cat "$WORK/kept2.err")"
 # The recorded program with other arguments: divergence too, which the
 # summary names.
 "$MEMPLAN" replay -p "$WORK/sort.plan" -- sort -rn "$WORK/in.txt" >/dev/null 2>"$WORK/other-args.err" ||
