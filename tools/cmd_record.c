@@ -177,7 +177,7 @@ static void wait_for_left(const char *output, const char *cmd, double seconds)
 		launch_left(what, sizeof(what));
 		fprintf(stderr,
 			"memplan: waiting up to %g s for what %s left running (%s): its "
-			"allocations are part of the plan (^C stops waiting)\n",
+			"allocations are part of the plan (^C: one more second)\n",
 			seconds, cmd, what);
 		if (!launch_wait_left(seconds - quiet, &signalled))
 			return;
