@@ -201,7 +201,11 @@ static int image_validate_tables(const struct plan_image *im, uint32_t index, bo
 	if (!string_fits(r->exe_path_offset, r->exe_path_bytes, im->strings, r->strings_bytes))
 		return fail(why, why_len, -EINVAL, "image %u: executable path out of bounds",
 			    index);
-	if (!args_fit(r))
+	/* And the last one ends in a NUL, its own or, for a list cut short, the
+	 * one the writer puts after it: readers take each argument as a string. */
+	if (!args_fit(r) ||
+	    (r->args_bytes && im->strings[r->args_offset + r->args_bytes - 1] != '\0' &&
+	     !string_fits(r->args_offset, r->args_bytes, im->strings, r->strings_bytes)))
 		return fail(why, why_len, -EINVAL, "image %u: arguments out of bounds", index);
 	if (r->depth == 0 || r->depth > PLAN_MAX_DEPTH)
 		return fail(why, why_len, -EINVAL, "image %u: call-site depth %u out of range",

@@ -251,6 +251,16 @@ static void count_overflow(char *buf)
 	record_of(buf)->entry_count = UINT64_MAX / 8;
 }
 
+/* The arguments to the string table's last byte, with no NUL after them:
+ * `show --json` and `diff` read each argument as a string, and went past the
+ * plan. */
+static void args_without_nul(char *buf)
+{
+	struct plan_image_record *r = record_of(buf);
+	buf[r->strings_offset + r->strings_bytes - 1] = 'x';
+	r->args_bytes = (uint32_t)(r->strings_bytes - r->args_offset);
+}
+
 static void path_without_nul(char *buf)
 {
 	((struct plan_module *)(buf + record_of(buf)->modules_offset))[0].path_bytes = 19;
@@ -605,6 +615,7 @@ int main(void)
 	CHECK(validate_mutated(NULL, table_out_of_file) == -EINVAL);
 	CHECK(validate_mutated(NULL, count_overflow) == -EINVAL);
 	CHECK(validate_mutated(NULL, path_without_nul) == -EINVAL);
+	CHECK(validate_mutated(NULL, args_without_nul) == -EINVAL);
 	CHECK(validate_mutated(NULL, empty_exe_path_outside) == -EINVAL);
 	CHECK(validate_mutated(NULL, size_classes_missing) == -EINVAL);
 
