@@ -569,7 +569,11 @@ __attribute__((constructor)) static void preload_init(void)
 	callsite_note_main_stack();
 	mode = read_environment();
 	const char *ahead = mode != PRELOAD_OFF ? next_alloc_ahead() : NULL;
-	if (ahead) {
+	if (ahead && next_alloc_ahead_is_memplan()) {
+		log_error_once("LD_PRELOAD holds memplan's library twice, ", ahead,
+			       " first; this copy stays off", NULL);
+		mode = PRELOAD_OFF;
+	} else if (ahead) {
 		log_error_once("malloc is ", ahead, "'s, which comes before libmemplan.so in ",
 			       "LD_PRELOAD, so memplan would see no allocation; ",
 			       mode == PRELOAD_RECORD ? "not recording" : "not replaying",

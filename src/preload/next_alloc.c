@@ -36,6 +36,13 @@ static _Atomic unsigned early_count;
 
 /* The path of the object whose malloc comes before memplan's, if one does. */
 static const char *ahead_path;
+static bool ahead_is_twin;
+
+/* What another copy of libmemplan.so in the process finds to tell it is one
+ * (LD_PRELOAD=copy.so:libmemplan.so, or a user's LD_PRELOAD that holds memplan
+ * already, before memplan's CLI adds its own): each took the other for the
+ * next allocator, and handed every call back and forth for good. */
+__attribute__((visibility("default"))) const char memplan_preload_marker[] = "memplan";
 
 /* Whether p lies in the object that holds q. */
 static bool same_object(const void *p, const void *q)
@@ -81,7 +88,12 @@ static void look_up(void)
 	Dl_info info;
 	if (ahead && dladdr(first, &info))
 		ahead_path = info.dli_fname;
-	void *m = program_symbol("malloc", ahead);
+	/* Another memplan before this one takes every call and stays the one
+	 * that serves; one after it must not be handed them: both go to glibc. */
+	void *first_marker = dlsym(RTLD_DEFAULT, "memplan_preload_marker");
+	ahead_is_twin = ahead && first_marker && !ours(first_marker);
+	const bool twin = ahead_is_twin || dlsym(RTLD_NEXT, "memplan_preload_marker");
+	void *m = twin ? NULL : program_symbol("malloc", ahead);
 	bool other = m && m != (void *)__libc_malloc;
 
 	/* The rest only for another allocator: in nearly every program two
@@ -122,6 +134,11 @@ static enum whose whose(void)
 void next_alloc_find(void)
 {
 	(void)whose();
+}
+
+bool next_alloc_ahead_is_memplan(void)
+{
+	return next_alloc_ahead() && ahead_is_twin;
 }
 
 const char *next_alloc_ahead(void)

@@ -36,6 +36,10 @@ void next_alloc_find(void);
  * off. NULL if memplan's comes first, or before next_alloc_find. */
 const char *next_alloc_ahead(void);
 
+/* Whether what comes before is another copy of memplan's library: it serves,
+ * and this one stays off. */
+bool next_alloc_ahead_is_memplan(void);
+
 /* The calls below past their common case (next_alloc.c). */
 void *next_alloc_malloc(size_t size);
 void *next_alloc_calloc(size_t n, size_t size);

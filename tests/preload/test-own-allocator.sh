@@ -88,4 +88,28 @@ if [ -n "$jemalloc" ]; then
 else
   echo "libjemalloc.so.2 not installed: the allocator ahead of memplan's not tried"
 fi
+# memplan's library twice in LD_PRELOAD (an installed one and a build's, or a
+# user's LD_PRELOAD that holds one when memplan's CLI adds its own): the first
+# serves, the second says so once and stays off. (Each once took the other
+# for the next allocator and handed every call back: the program spun
+# forever, with any mode or none.)
+mkdir -p "$WORK/twin"
+cp "$LIB" "$WORK/twin/libmemplan-copy.so"
+seq 1 2000 | sort -r >"$WORK/in.txt"
+sort -n "$WORK/in.txt" >"$WORK/twin.expected"
+for mode in off replay; do
+  set +e
+  timeout 30 env MEMPLAN_MODE=$mode MEMPLAN_PLAN="$WORK/raw.plan" \
+    LD_PRELOAD="$WORK/twin/libmemplan-copy.so:$LIB" sh -c "sort -n '$WORK/in.txt' | cat" \
+    >"$WORK/twin.$mode.out" 2>"$WORK/twin.$mode.err"
+  rc=$?
+  set -e
+  [ "$rc" -eq 0 ] && cmp -s "$WORK/twin.expected" "$WORK/twin.$mode.out" ||
+    fail "twin, mode $mode: status $rc, $(head -c 300 "$WORK/twin.$mode.err")"
+done
+[ ! -s "$WORK/twin.off.err" ] || fail "twin, mode off: $(cat "$WORK/twin.off.err")"
+[ "$(grep -c . "$WORK/twin.replay.err")" -eq 1 ] &&
+  grep -q "^memplan: LD_PRELOAD holds memplan's library twice, .*libmemplan-copy.so first; this copy stays off$" \
+    "$WORK/twin.replay.err" || fail "twin, replay: $(cat "$WORK/twin.replay.err")"
+echo "memplan's library twice: the first serves, the second stays off"
 echo "programs keep their own allocator"
