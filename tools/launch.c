@@ -138,25 +138,28 @@ bool launch_signal_passed(void)
 	return passed_signal != 0;
 }
 
-static void on_sigpipe(int sig)
+static void on_write_signal(int sig)
 {
 	(void)sig;
 }
 
 /* memplan's own lines go to its stderr, which may be a pipe whose reader is
- * gone (`memplan replay ... 2>&1 | head -1`): a write there must fail, not end
- * memplan before it passes the command's status on or finishes the plan. A
- * handler, not SIG_IGN: exec puts a handled signal back to its default, so
- * the command gets SIGPIPE as it would alone, and one that memplan's parent
- * ignored stays ignored for both. */
+ * gone (`memplan replay ... 2>&1 | head -1`), and its plans to files that a
+ * file-size limit may stop (`ulimit -f`): a write there must fail (EPIPE,
+ * EFBIG), not end memplan before it passes the command's status on or
+ * finishes the plan. A handler, not SIG_IGN: exec puts a handled signal back
+ * to its default, so the command gets SIGPIPE and SIGXFSZ as it would alone,
+ * and one that memplan's parent ignored stays ignored for both. */
 static void survive_closed_stderr(void)
 {
-	struct sigaction old, sa = {.sa_handler = on_sigpipe, .sa_flags = SA_RESTART};
+	struct sigaction old, sa = {.sa_handler = on_write_signal, .sa_flags = SA_RESTART};
+	const int sigs[] = {SIGPIPE, SIGXFSZ};
 
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
-	    !(old.sa_flags & SA_SIGINFO))
-		sigaction(SIGPIPE, &sa, NULL);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		    !(old.sa_flags & SA_SIGINFO))
+			sigaction(sigs[i], &sa, NULL);
 }
 
 int launch_run(char **argv)

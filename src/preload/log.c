@@ -12,9 +12,7 @@
 #include <unistd.h>
 
 #include "hash64.h"
-
-/* The kernel's signal set, for the system calls below. */
-#define KERNEL_SIGSET_BYTES 8
+#include "own_writes.h"
 
 static void append(char *line, size_t cap, size_t *pos, const char *s)
 {
@@ -27,28 +25,16 @@ static void append(char *line, size_t cap, size_t *pos, const char *s)
 }
 
 /* write(2) of buf that cannot end the program: stderr may be a pipe whose
- * reader is gone (`prog 2>&1 | head -1`), and the SIGPIPE that such a write
- * raises would kill a program that, alone, never writes there. SIGPIPE is
- * blocked in this thread around the write (the kernel sends it to the
- * writing thread), and taken back if the write raised it: one that was
- * already pending is left to the program. */
-static bool write_without_sigpipe(int fd, const char *buf, size_t len)
+ * reader is gone (`prog 2>&1 | head -1`), or a file past the program's size
+ * limit (own_writes.h). */
+static bool write_without_signals(int fd, const char *buf, size_t len)
 {
-	sigset_t pipe_only, old, pending;
-	const struct timespec now = {0, 0};
+	struct own_writes w;
 
-	sigemptyset(&pipe_only);
-	sigaddset(&pipe_only, SIGPIPE);
-	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &pipe_only, &old, KERNEL_SIGSET_BYTES) != 0)
-		return syscall(SYS_write, fd, buf, len) == (long)len;
-	sigemptyset(&pending);
-	syscall(SYS_rt_sigpending, &pending, KERNEL_SIGSET_BYTES);
-	const bool was_pending = sigismember(&pending, SIGPIPE);
-	const long n = syscall(SYS_write, fd, buf, len);
-	if (n < 0 && errno == EPIPE && !was_pending)
-		syscall(SYS_rt_sigtimedwait, &pipe_only, NULL, &now, KERNEL_SIGSET_BYTES);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, KERNEL_SIGSET_BYTES);
-	return n == (long)len;
+	own_writes_begin(&w);
+	const bool whole = syscall(SYS_write, fd, buf, len) == (long)len;
+	own_writes_end(&w);
+	return whole;
 }
 
 /* The line "memplan: " and the strings from first on make, into line (cap
@@ -72,7 +58,7 @@ static size_t make_line(char *line, size_t cap, const char *first, va_list ap)
 static bool write_line(int fd, const char *line, size_t len)
 {
 	const int saved_errno = errno;
-	const bool whole = write_without_sigpipe(fd, line, len);
+	const bool whole = write_without_signals(fd, line, len);
 
 	errno = saved_errno;
 	return whole;

@@ -16,6 +16,7 @@
 #include "addr_map.h"
 #include "callsite.h"
 #include "file_io.h"
+#include "own_writes.h"
 #include "init.h"
 #include "json_line.h"
 #include "log.h"
@@ -376,9 +377,13 @@ int record_finish(bool from_signal)
 		r = -ENOMEM;
 	if (r == 0)
 		r = module->build(&recording, &image, &opt, &built);
-	if (r == 0)
+	if (r == 0) {
+		struct own_writes w;
+		own_writes_begin(&w);
 		r = module->store_merge(preload_config.plan_path, preload_config.record_id, &image,
 					preload_config.lock_wait_ms);
+		own_writes_end(&w);
+	}
 	callsite_unlock();
 	pthread_mutex_unlock(&record_mutex);
 	const char *why = NULL;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "file_io.h"
+#include "own_writes.h"
 #include "quiet_fd.h"
 
 static bool may_create = true;
@@ -66,7 +67,7 @@ static bool kept_still_ours(void)
 	       (flags & O_ACCMODE) == O_WRONLY && (flags & O_APPEND);
 }
 
-int stats_file_append(const char *path, const void *data, size_t len, int timeout_ms)
+static int append(const char *path, const void *data, size_t len, int timeout_ms)
 {
 	int fd, r;
 
@@ -83,5 +84,15 @@ int stats_file_append(const char *path, const void *data, size_t len, int timeou
 		return fd;
 	r = file_write_all(fd, data, len, timeout_ms);
 	close(fd);
+	return r;
+}
+
+int stats_file_append(const char *path, const void *data, size_t len, int timeout_ms)
+{
+	struct own_writes w;
+
+	own_writes_begin(&w);
+	int r = append(path, data, len, timeout_ms);
+	own_writes_end(&w);
 	return r;
 }
