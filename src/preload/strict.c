@@ -32,6 +32,24 @@ static bool started_ok;
 static off_t stats_from = -1; /* where this run's statistics lines start */
 /* stderr as it was at start-up: coreutils close theirs before they exit. */
 static int stderr_copy = STDERR_FILENO;
+/* The file stderr_copy was made of: a program that closes every descriptor
+ * past 2 (a daemon) and opens files of its own may have one at its number. */
+static dev_t stderr_copy_dev;
+static ino_t stderr_copy_ino;
+
+/* Where the verdict goes: the copy of stderr, if it still is one; else the
+ * program's stderr as it is now. (Once the verdict went into a data file the
+ * program had opened at the copy's number.) */
+static int verdict_fd(void)
+{
+	struct stat st;
+
+	if (stderr_copy != STDERR_FILENO &&
+	    (fstat(stderr_copy, &st) != 0 || st.st_dev != stderr_copy_dev ||
+	     st.st_ino != stderr_copy_ino))
+		return STDERR_FILENO;
+	return stderr_copy;
+}
 
 /* This image's own figures, from replay's finish. */
 static struct tally {
@@ -114,8 +132,13 @@ void strict_start(bool started)
 	snprintf(marker, sizeof(marker), "1:%ld:%lld", (long)getpid(), from);
 	setenv("MEMPLAN_STRICT", marker, 1);
 	int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-	if (fd >= 0)
+	if (fd >= 0 && fstat(fd, &st) == 0) {
 		stderr_copy = quiet_fd(fd);
+		stderr_copy_dev = st.st_dev;
+		stderr_copy_ino = st.st_ino;
+	} else if (fd >= 0) {
+		close(fd);
+	}
 	on_exit(on_exit_judge, NULL);
 }
 
@@ -202,7 +225,7 @@ int strict_exit_status(int status)
 		why = whole ? "no process of the command found its program in the plan"
 			    : "the plan has no image of this program";
 	if (!why && all.allocs && (double)all.hits * 100.0 < min_hit_pct * (double)all.allocs) {
-		log_error_to(stderr_copy, preload_config.plan_path, ": ", log_u64(a, all.hits),
+		log_error_to(verdict_fd(), preload_config.plan_path, ": ", log_u64(a, all.hits),
 			     " of ", log_u64(b, all.allocs),
 			     all.allocs == 1 ? " allocation" : " allocations",
 			     " served from the arena, under MEMPLAN_MIN_HIT_RATE=", min_hit_text,
@@ -212,7 +235,7 @@ int strict_exit_status(int status)
 	if (!why)
 		return status;
 	if (why != bad_setting) /* a bad setting was said at start-up */
-		log_error_to(stderr_copy, preload_config.plan_path, ": ", why, "; exit status 1",
+		log_error_to(verdict_fd(), preload_config.plan_path, ": ", why, "; exit status 1",
 			     NULL);
 	return 1;
 }

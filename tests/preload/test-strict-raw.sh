@@ -144,3 +144,20 @@ set -e
 [ "$got" = 1 ] || fail "closed: exit $got, not 1"
 one_line closed "$WORK/ls.plan: the plan has no image of this program; exit status 1"
 echo "strict raw: ok"
+
+# The verdict goes to the program's stderr, never to a file of the program's:
+# one that closes every descriptor past 2 (a daemon) and opens files of its
+# own may have one at the number of memplan's copy of stderr (3 under a
+# limit of 32 descriptors), where the verdict once landed.
+mkdir -p "$WORK/closer"
+set +e
+(ulimit -n 32; env MEMPLAN_MODE=replay MEMPLAN_STRICT=1 MEMPLAN_PLAN="$WORK/ls.plan" LD_PRELOAD="$LIB" \
+  "$PROGRAMS/fd_closer" 2000 "$WORK/closer" >"$WORK/closer.out" 2>"$WORK/closer.err")
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "closer: status $rc, not strict's 1: $(cat "$WORK/closer.err")"
+for f in "$WORK"/closer/out*; do
+  [ "$(cat "$f")" = data ] || fail "closer: $f holds $(cat "$f")"
+done
+grep -q "exit status 1" "$WORK/closer.err" || fail "closer: the verdict is not on stderr: $(cat "$WORK/closer.err")"
+echo "the verdict goes to stderr, not to the program's files"

@@ -2,7 +2,8 @@
  * as daemons and sandboxes do, then opens files of its own that take the freed
  * numbers, and goes on allocating. memplan's replay reads its plan through a
  * descriptor of its own; it must neither lose the plan nor read these files.
- * usage: fd_closer [ROUNDS]; prints a checksum. */
+ * usage: fd_closer [ROUNDS [DIR]]; prints a checksum. With DIR, the files it
+ * opens are DIR/out0 to out7, for writing, and each gets the line "data". */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,10 +53,20 @@ int main(int argc, char **argv)
 	for (long fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
 		close((int)fd);
 	/* Files of its own now take the lowest numbers, the plan's old one among them. */
-	for (int i = 0; i < 8; i++)
-		if (open("/dev/zero", O_RDONLY) < 0)
+	int fds[8];
+	for (int i = 0; i < 8; i++) {
+		char path[4096];
+		if (argc > 2)
+			snprintf(path, sizeof(path), "%s/out%d", argv[2], i);
+		fds[i] = argc > 2 ? open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)
+				  : open("/dev/zero", O_RDONLY);
+		if (fds[i] < 0)
 			return 1;
+	}
 	sum += work(rounds, 2);
+	for (int i = 0; argc > 2 && i < 8; i++)
+		if (write(fds[i], "data\n", 5) != 5)
+			return 1;
 	printf("%llu\n", (unsigned long long)sum);
 	return 0;
 }
