@@ -321,12 +321,14 @@ int cmd_record(int argc, char **argv)
 	 * exit): a variable that replay does not set would change the size of the
 	 * environment that programs copy (bash), and so their allocations. */
 	unsetenv("MEMPLAN_PLAN_SECONDS");
+	/* First: it exits when the library is missing, which must leave no
+	 * statistics file of ours behind. */
+	launch_add_preload();
 	char stats[PATH_MAX];
 	bool temporary;
 	off_t from;
 	if (stats_file_prepare(NULL, stats, sizeof(stats), &from, &temporary) < 0)
 		unsetenv("MEMPLAN_STATS");
-	launch_add_preload();
 
 	/* Without it, the processes the command leaves running would outlive
 	 * memplan unseen. */

@@ -119,6 +119,10 @@ grep -q PREFAULT "$WORK/err" && fail "replay read the environment's MEMPLAN_PREF
 MEMPLAN_PRELOAD="$WORK/no/libmemplan.so" status 1 "$MEMPLAN" replay -p "$WORK/env.plan" -- true
 grep -q "no/libmemplan.so: preload library not found (as MEMPLAN_PRELOAD names it)" "$WORK/err" ||
   fail "a missing MEMPLAN_PRELOAD: $(cat "$WORK/err")"
+# Nor does a recording that stops there leave a statistics file behind.
+mkdir "$WORK/tmpdir"
+TMPDIR="$WORK/tmpdir" MEMPLAN_PRELOAD="$WORK/no/libmemplan.so" status 1 "$MEMPLAN" record -o "$WORK/np.plan" -- true
+[ -z "$(ls -A "$WORK/tmpdir")" ] || fail "a missing library left: $(ls -A "$WORK/tmpdir")"
 
 # --stats -: the lines go to memplan's standard output after the command's
 # own, whole, and check reads them from its standard input. (With
