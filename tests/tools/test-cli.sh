@@ -138,6 +138,16 @@ cp "$WORK/out" "$WORK/stats-stdout"
 status 0 sh -c "'$MEMPLAN' check '$WORK/env.plan' --min-hit-rate 50 --stats - <'$WORK/stats-stdout'"
 grep -q "^OK " "$WORK/out" || fail "check --stats -: $(cat "$WORK/out" "$WORK/err")"
 
+# With no descriptor left for the pipe that tells a failed exec (ulimit -n 4),
+# the command runs all the same. (Once: "cannot make a pipe", status 127.)
+python3 -S - "$MEMPLAN" "$WORK/env.plan" >"$WORK/out" 2>"$WORK/err" <<'PY' || fail "ulimit -n 4: $(cat "$WORK/err")"
+import resource, subprocess, sys
+limit = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (4, 4))
+r = subprocess.run([sys.argv[1], "replay", "-q", "-p", sys.argv[2], "--", "sh", "-c", "echo ran; exit 3"],
+                   preexec_fn=limit, close_fds=True, capture_output=True, text=True)
+assert r.returncode == 3 and r.stdout == "ran\n", (r.returncode, r.stdout, r.stderr)
+PY
+
 # record and replay pass the command's status and output through untouched.
 status 5 "$MEMPLAN" record -o "$WORK/exit.plan" -- "$PROGRAMS/exit_paths" _Exit
 [ ! -s "$WORK/out" ] && [ ! -s "$WORK/err" ] || fail "record printed something"
