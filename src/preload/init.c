@@ -505,8 +505,9 @@ static int start_mode(enum preload_mode mode)
 			preload_config.stats_path[0] = '\0';
 		if (err < 0) {
 			if (!preload_sandbox_refused(err))
-				log_error(preload_config.stats_path, ": cannot write statistics: ",
-					  output_problem(err), NULL);
+				log_error_once(preload_config.stats_path,
+					       ": cannot write statistics: ", output_problem(err),
+					       NULL);
 			preload_config.stats_path[0] = '\0';
 		}
 	}
