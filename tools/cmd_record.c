@@ -38,9 +38,11 @@
 
 /* The planner's budget once the command has ended, for all its images: about
  * what two million blocks need to come within a percent or two of their lower
- * bound, and most plans need far less (it stops within RECORD_PLAN_SLACK). */
+ * bound, and most plans need far less (it stops within RECORD_PLAN_SLACK, or
+ * RECORD_PLAN_SLACK_BYTES for a small one). */
 #define RECORD_PLAN_SECONDS 5.0
 #define RECORD_PLAN_SLACK   0.01
+#define RECORD_PLAN_SLACK_BYTES (16u * 1024)
 /* How long to wait, once CMD has ended, for the processes it left running (a
  * script's background job): their plans are part of the recording, and only
  * the plan written here is re-planned and symbolised. Bounded, so that a
@@ -78,7 +80,9 @@ static int usage(const char *why)
 		"  -d, --depth N          frames per call site, 1 to 64 (default %d)\n"
 		"  -s, --plan-seconds S   planning time once CMD has ended, for all its\n"
 		"                         process images together, in seconds, from 0 to\n"
-		"                         3600 (default %.0f; 0: the quick heuristics only)\n"
+		"                         3600 (default %.0f; 0: the quick heuristics\n"
+		"                         only); it ends as soon as each image is within\n"
+		"                         1%% or 16 KiB of its lower bound\n"
 		"  -w, --wait-left S      once CMD has ended, how long to wait for the\n"
 		"                         processes it left running (background jobs,\n"
 		"                         daemons), whose plans are part of PLAN, in\n"
@@ -134,7 +138,9 @@ static const char *left_as_it_was(const char *path)
 static int replan_plan(const char *path, uint64_t id, double seconds, struct plan_replan *replan,
 		       char *why, size_t why_len)
 {
-	struct replan_options opt = {.budget_s = seconds, .slack = RECORD_PLAN_SLACK};
+	struct replan_options opt = {.budget_s = seconds,
+				     .slack = RECORD_PLAN_SLACK,
+				     .slack_bytes = RECORD_PLAN_SLACK_BYTES};
 	struct replan_summary sum;
 	const void *buf;
 	size_t len;

@@ -168,6 +168,7 @@ int plan_replan_run(struct plan_replan *r, const void *buf, const struct replan_
 		struct planner_options popt = {
 		    .time_limit_s = share_s,
 		    .slack = opt->slack,
+		    .slack_bytes = opt->slack_bytes,
 		    .threads = opt->threads,
 		    .progress = opt->progress ? relay_progress : NULL,
 		    .progress_ctx = &relay,

@@ -18,6 +18,7 @@ struct replan_options {
 	/* Stop improving an image once it is within this fraction of its lower
 	 * bound (planner.h); 0: use the whole budget. */
 	double slack;
+	uint64_t slack_bytes; /* and within this many bytes (planner.h) */
 	unsigned threads; /* 0: one per CPU */
 	/* Called before each image and now and then while one is planned; may be
 	 * NULL. */

@@ -417,9 +417,12 @@ out:
 }
 
 /* How far above the least arena the planner may stop (planner.h). */
-static double slack_of(const struct planner_options *opt)
+static uint64_t slack_of(const struct planner_options *opt, uint64_t least)
 {
-	return opt && opt->slack > 0 ? opt->slack : 0;
+	uint64_t by_share = opt && opt->slack > 0 ? (uint64_t)((double)least * opt->slack) : 0;
+	uint64_t by_bytes = opt ? opt->slack_bytes : 0;
+
+	return by_share > by_bytes ? by_share : by_bytes;
 }
 
 int plan_builder_replan(struct plan_image *image, const struct planner_options *opt,
@@ -476,7 +479,7 @@ int plan_builder_replan(struct plan_image *image, const struct planner_options *
 		r = 0;
 		least = 0;
 	}
-	if (r == 0 && image->record.arena_bytes > least + (uint64_t)((double)least * slack_of(opt)))
+	if (r == 0 && image->record.arena_bytes > least + slack_of(opt, least))
 		r = regions ? plan_regions(entries, n + p, region, count, opt, &image->record)
 			    : plan_entries(entries, n + p, opt, &image->record);
 	free(region);

@@ -613,6 +613,8 @@ int planner_solve(struct block *blocks, size_t n, const struct planner_options *
 	uint64_t target = lower;
 	if (opt && opt->slack > 0)
 		target = (uint64_t)((double)lower * (1 + opt->slack));
+	if (opt && opt->slack_bytes && lower + opt->slack_bytes > target)
+		target = lower + opt->slack_bytes;
 	if (capacity > target)
 		target = capacity;
 	uint64_t quick_arena = 0;

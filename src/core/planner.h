@@ -25,6 +25,10 @@ struct planner_options {
 	 * above the lower bound (0.01: within 1%): what is left is not worth the
 	 * wait. */
 	double slack;
+	/* And as soon as it is at most this many bytes above it: a few pages are
+	 * not worth seconds of a recording (a program of a thousand blocks took
+	 * the record's whole 5 s to stay 5.6 KiB above its bound). 0: none. */
+	uint64_t slack_bytes;
 	/* Worker threads for improvement; 0 means one per online CPU. */
 	unsigned threads;
 	/* Called now and then on long runs; may be NULL. */
