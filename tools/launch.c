@@ -193,6 +193,7 @@ int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx)
 	 * few descriptors left for it (ulimit -n 4), the command runs without. */
 	if (pipe2(report, O_CLOEXEC) < 0)
 		report[0] = report[1] = -1;
+	const pid_t parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		sigprocmask(SIG_SETMASK, &before, NULL);
@@ -204,6 +205,12 @@ int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx)
 		return 127;
 	}
 	if (pid == 0) {
+		/* memplan killed outright (SIGKILL, `timeout -s KILL`) takes the
+		 * command with it, as if memplan were not there: a supervisor that
+		 * kills what it started once left the command running alone. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(128 + SIGKILL); /* memplan died before that was set */
 		sigprocmask(SIG_SETMASK, &before, NULL);
 		if (report[0] >= 0)
 			close(report[0]);

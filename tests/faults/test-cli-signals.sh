@@ -67,3 +67,27 @@ for i in 1 2 3; do
   rm -f "$plan"
 done
 echo "SIGTERM through the CLI: ok"
+
+# memplan itself killed outright (SIGKILL, as `timeout -s KILL` or a supervisor
+# does) takes its command with it, as if memplan were not there. (Once the
+# command ran on alone, orphaned.)
+for mode in record replay; do
+  rm -f "$WORK/cmd.pid"
+  if [ "$mode" = record ]; then
+    "$MEMPLAN" record -o "$WORK/killed.plan" -- sh -c "echo \$\$ >'$WORK/cmd.pid'; exec sleep 60" &
+  else
+    "$MEMPLAN" replay -p "$WORK/killed.plan" -- sh -c "echo \$\$ >'$WORK/cmd.pid'; exec sleep 60" 2>/dev/null &
+  fi
+  cli=$!
+  for _ in $(seq 1 100); do [ -s "$WORK/cmd.pid" ] && break; sleep 0.1; done
+  [ -s "$WORK/cmd.pid" ] || fail "$mode: the command did not start"
+  kill -KILL "$cli"
+  wait "$cli" 2>/dev/null || true
+  cmd=$(cat "$WORK/cmd.pid")
+  for _ in $(seq 1 50); do kill -0 "$cmd" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$cmd" 2>/dev/null; then
+    kill -KILL "$cmd"
+    fail "$mode: the command outlived memplan killed by SIGKILL"
+  fi
+done
+echo "memplan killed by SIGKILL takes its command with it"
