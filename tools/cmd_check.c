@@ -25,6 +25,7 @@
 #include "array_grow.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "deep_stack.h"
 #include "image_label.h"
 #include "json_print.h"
 #include "launch.h"
@@ -683,7 +684,7 @@ out:
 	return status;
 }
 
-int cmd_check(int argc, char **argv)
+static int cmd_check_body(int argc, char **argv)
 {
 	static const struct option options[] = {
 	    {"baseline", required_argument, NULL, 'b'},
@@ -768,4 +769,10 @@ int cmd_check(int argc, char **argv)
 		fclose(rep.violations);
 	free(rep.violations_text);
 	return status;
+}
+
+/* On a stack deep enough for the symbols it reads (deep_stack.h). */
+int cmd_check(int argc, char **argv)
+{
+	return deep_stack_main(cmd_check_body, argc, argv);
 }

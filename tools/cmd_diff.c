@@ -15,6 +15,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "deep_stack.h"
 #include "image_label.h"
 #include "json_print.h"
 #include "markdown_text.h"
@@ -332,7 +333,7 @@ static void print_json(FILE *out, const char *base_path, const char *head_path,
 	fprintf(out, "]}\n");
 }
 
-int cmd_diff(int argc, char **argv)
+static int cmd_diff_body(int argc, char **argv)
 {
 	static const struct option options[] = {
 	    {"json", no_argument, NULL, 'j'},
@@ -414,4 +415,10 @@ out:
 		free(names[i]);
 	}
 	return status;
+}
+
+/* On a stack deep enough for the symbols it reads (deep_stack.h). */
+int cmd_diff(int argc, char **argv)
+{
+	return deep_stack_main(cmd_diff_body, argc, argv);
 }

@@ -23,6 +23,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "config.h"
+#include "deep_stack.h"
 #include "file_io.h"
 #include "launch.h"
 #include "output_target.h"
@@ -208,6 +209,42 @@ static bool seconds_arg(const char *text, double max, double *out)
 	return true;
 }
 
+/* A plan its processes wrote completely, to finish. */
+struct finishing {
+	const char *plan, *output;
+	uint64_t id;
+	double plan_seconds;
+	struct symbolizer *sym; /* taken */
+};
+
+/* The plan is complete as the processes wrote it; failing to improve it or
+ * add symbols costs arena or readability, not the recording. The symbols
+ * first, from the debug information read while the command ran, which is
+ * given back before the planner runs: held together, they would add up in
+ * memplan's resident set. On a stack of its own (deep_stack.h). */
+static int finish_plan(void *p)
+{
+	const struct finishing *f = p;
+	struct plan_symbols found = {0};
+	struct plan_replan replan = {0};
+	char why[256];
+
+	if (f->sym && plan_symbols_find(f->plan, f->id, f->sym, &found, why, sizeof(why)) < 0)
+		fprintf(stderr, "memplan: %s: %s\n", f->output, why);
+	symbolizer_free(f->sym);
+	int r = replan_plan(f->plan, f->id, f->plan_seconds, &replan, why, sizeof(why));
+	/* Out of memory (memplan runs under the command's limits) leaves the plan
+	 * as its processes packed it, which is no error of the recording; an
+	 * invalid layout from the planner is one. */
+	if (r < 0 && r != -ENOMEM)
+		fprintf(stderr, "memplan: %s: %s\n", f->output, why);
+	if (plan_symbolize_file(f->plan, f->id, &found, &replan, why, sizeof(why)) < 0)
+		fprintf(stderr, "memplan: %s: %s\n", f->output, why);
+	plan_symbols_free(&found);
+	plan_replan_free(&replan);
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -349,27 +386,8 @@ int cmd_record(int argc, char **argv)
 		unlink(stats);
 	}
 	if (plan_file_peek_record_id(plan) == id) {
-		/* The plan is complete as the processes wrote it; failing to improve
-		 * it or add symbols costs arena or readability, not the recording.
-		 * The symbols first, from the debug information read while the
-		 * command ran, which is given back before the planner runs: held
-		 * together, they would add up in memplan's resident set. */
-		struct plan_symbols found = {0};
-		struct plan_replan replan = {0};
-		char why[256];
-		if (sym && plan_symbols_find(plan, id, sym, &found, why, sizeof(why)) < 0)
-			fprintf(stderr, "memplan: %s: %s\n", output, why);
-		symbolizer_free(sym);
-		r = replan_plan(plan, id, plan_seconds, &replan, why, sizeof(why));
-		/* Out of memory (memplan runs under the command's limits) leaves the
-		 * plan as its processes packed it, which is no error of the recording;
-		 * an invalid layout from the planner is one. */
-		if (r < 0 && r != -ENOMEM)
-			fprintf(stderr, "memplan: %s: %s\n", output, why);
-		if (plan_symbolize_file(plan, id, &found, &replan, why, sizeof(why)) < 0)
-			fprintf(stderr, "memplan: %s: %s\n", output, why);
-		plan_symbols_free(&found);
-		plan_replan_free(&replan);
+		struct finishing f = {plan, output, id, plan_seconds, sym};
+		deep_stack_run(finish_plan, &f);
 		return status;
 	}
 	symbolizer_free(sym);

@@ -16,6 +16,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "deep_stack.h"
 #include "frame_symbols.h"
 #include "image_label.h"
 #include "image_match.h"
@@ -372,7 +373,7 @@ static int show_images(const char *path, const char *name, const void *buf, uint
 	return 0;
 }
 
-int cmd_show(int argc, char **argv)
+static int cmd_show_body(int argc, char **argv)
 {
 	static const struct option options[] = {
 	    {"json", no_argument, NULL, 'j'},
@@ -470,4 +471,10 @@ out:
 	free(name);
 	free(o.patterns);
 	return status;
+}
+
+/* On a stack deep enough for the symbols it reads (deep_stack.h). */
+int cmd_show(int argc, char **argv)
+{
+	return deep_stack_main(cmd_show_body, argc, argv);
 }

@@ -4,9 +4,11 @@
 
 #include <link.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "deep_stack.h"
 #include "symbolize.h"
 
 /* dl_iterate_phdr's callback: copies the name of the module that is libc. */
@@ -45,7 +47,13 @@ void symbol_warmer_start(struct symbol_warmer *w)
 	/* Signals sent to memplan stay with the thread that passes them on. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &before);
-	w->running = pthread_create(&w->thread, NULL, warm, w->sym) == 0;
+	/* Its stack of a set size: a thread's default is the stack limit, which
+	 * may be small (deep_stack.h). */
+	pthread_attr_t attr;
+	const bool sized = pthread_attr_init(&attr) == 0 &&
+			   pthread_attr_setstacksize(&attr, DEEP_STACK_BYTES) == 0;
+	w->running = pthread_create(&w->thread, sized ? &attr : NULL, warm, w->sym) == 0;
+	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &before, NULL);
 }
 

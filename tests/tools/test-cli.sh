@@ -148,6 +148,19 @@ r = subprocess.run([sys.argv[1], "replay", "-q", "-p", sys.argv[2], "--", "sh", 
 assert r.returncode == 3 and r.stdout == "ran\n", (r.returncode, r.stdout, r.stderr)
 PY
 
+# Under a small stack limit, reading the symbols (libdw recurses deeply) runs
+# on a stack of its own: memplan once crashed there once the command had ended,
+# and lost its status.
+set +e
+(ulimit -s 128; "$MEMPLAN" record -o "$WORK/small-stack.plan" -- sh -c "'$PROGRAMS/family' 1 >/dev/null; exit 3") \
+  >/dev/null 2>"$WORK/err"
+rc=$?
+set -e
+[ "$rc" -eq 3 ] || fail "record under ulimit -s 128: status $rc: $(cat "$WORK/err")"
+(ulimit -s 64; "$MEMPLAN" show "$WORK/small-stack.plan" >"$WORK/out" 2>"$WORK/err") ||
+  fail "show under ulimit -s 64: $(cat "$WORK/err")"
+grep -q "in family" "$WORK/out" || fail "show under ulimit -s 64: no symbols: $(head -c 400 "$WORK/out")"
+
 # record and replay pass the command's status and output through untouched.
 status 5 "$MEMPLAN" record -o "$WORK/exit.plan" -- "$PROGRAMS/exit_paths" _Exit
 [ ! -s "$WORK/out" ] && [ ! -s "$WORK/err" ] || fail "record printed something"
