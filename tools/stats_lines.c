@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "launch.h"
@@ -48,11 +49,12 @@ int stats_lines_read_stream(FILE *f, void (*each)(const struct stats_line *line,
 	return ferror(f) ? -1 : count;
 }
 
-/* Makes an empty file of our own in dir, its name into path. Returns 0, or
- * -1 with errno set. */
+/* Makes an empty file of our own in dir, its name into path, with room for
+ * some lines: on a full file system the empty file is made all the same, and
+ * every line written to it later failed. Returns 0, or -1 with errno set. */
 static int make_temporary(const char *dir, char *path, size_t cap)
 {
-	int fd;
+	int fd, err;
 
 	if ((size_t)snprintf(path, cap, "%s/memplan-stats.XXXXXX", dir) >= cap) {
 		errno = ENAMETOOLONG;
@@ -60,7 +62,15 @@ static int make_temporary(const char *dir, char *path, size_t cap)
 	}
 	if ((fd = mkstemp(path)) < 0)
 		return -1;
+	err = posix_fallocate(fd, 0, 4096);
+	if (err == 0)
+		err = ftruncate(fd, 0) == 0 ? 0 : errno;
 	close(fd);
+	if (err == ENOSPC || err == EDQUOT) {
+		unlink(path);
+		errno = err;
+		return -1;
+	}
 	return 0;
 }
 

@@ -46,3 +46,14 @@ MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/small/big.plan" LD_PRELOAD="$LIB" \
   run raw record "${prog[@]}"
 check_full raw record
 echo "plan on a full file system: ok"
+
+# A full TMPDIR: the statistics go to /tmp, and a --strict replay passes,
+# with its summary. (The empty file was made all the same, every line
+# written to it then failed, and --strict failed the run.)
+"$MEMPLAN" record -o "$WORK/sort.plan" -- sort -n /dev/null >/dev/null
+dd if=/dev/zero of="$WORK/small/fill" bs=64k 2>/dev/null || true
+run tmpfull replay env TMPDIR="$WORK/small" "$MEMPLAN" replay --strict -p "$WORK/sort.plan" -- sort -n /dev/null
+[ "$(rc tmpfull replay)" -eq 0 ] && grep -Eq "^memplan replay: [0-9.]+% of" "$WORK/tmpfull.replay.err" ||
+  fail "full TMPDIR: status $(rc tmpfull replay): $(cat "$WORK/tmpfull.replay.err")"
+[ -z "$(find "$WORK/small" -name 'memplan-stats.*')" ] || fail "full TMPDIR: a statistics file was left there"
+echo "statistics with a full TMPDIR: ok"
