@@ -383,7 +383,7 @@ int cmd_record(int argc, char **argv)
 	struct outcome seen = {.output = output};
 	if (getenv("MEMPLAN_STATS")) {
 		stats_lines_read(stats, 0, note_outcome, &seen);
-		unlink(stats);
+		stats_file_remove(stats);
 	}
 	if (plan_file_peek_record_id(plan) == id) {
 		struct finishing f = {plan, output, id, plan_seconds, sym};

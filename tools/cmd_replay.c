@@ -262,7 +262,7 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 		fprintf(stderr, "memplan: cannot write the statistics to standard output: %s\n",
 			strerror(errno));
 	if (temporary)
-		unlink(path);
+		stats_file_remove(path);
 	/* The names of a plan that changed meanwhile are not what the command's
 	 * processes read: "another build in the plan" would be a guess. */
 	const bool changed = plan_changed(o);

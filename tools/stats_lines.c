@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "launch.h"
@@ -49,29 +50,64 @@ int stats_lines_read_stream(FILE *f, void (*each)(const struct stats_line *line,
 	return ferror(f) ? -1 : count;
 }
 
-/* Makes an empty file of our own in dir, its name into path, with room for
- * some lines: on a full file system the empty file is made all the same, and
- * every line written to it later failed. Returns 0, or -1 with errno set. */
+/* The name of the statistics file in the directory of its own. */
+#define TEMPORARY_NAME "stats.jsonl"
+
+/* Makes an empty file of our own, its name into path: in a directory of its
+ * own in dir, which others may enter but not list (0711), the file open to
+ * their appending (0622). A process of the command that dropped its
+ * privileges (a daemon started as root that becomes www-data) then still
+ * writes its line; it could not to a file of root's, and `--strict` failed a
+ * run served whole. No one else can find the file. With room for some lines:
+ * on a full file system the empty file was made all the same, and every line
+ * written to it later failed. Returns 0, or -1 with errno set. */
 static int make_temporary(const char *dir, char *path, size_t cap)
 {
-	int fd, err;
+	int fd, err = 0;
 
-	if ((size_t)snprintf(path, cap, "%s/memplan-stats.XXXXXX", dir) >= cap) {
+	if ((size_t)snprintf(path, cap, "%s/memplan-stats.XXXXXX/" TEMPORARY_NAME, dir) >= cap) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if ((fd = mkstemp(path)) < 0)
+	char *slash = strrchr(path, '/');
+	*slash = '\0';
+	if (!mkdtemp(path))
 		return -1;
-	err = posix_fallocate(fd, 0, 4096);
-	if (err == 0)
-		err = ftruncate(fd, 0) == 0 ? 0 : errno;
-	close(fd);
-	if (err == ENOSPC || err == EDQUOT) {
-		unlink(path);
+	if (chmod(path, 0711) < 0) {
+		err = errno;
+		rmdir(path);
+		errno = err;
+		return -1;
+	}
+	*slash = '/';
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0 ||
+	    fchmod(fd, 0622) < 0)
+		err = errno;
+	else if ((err = posix_fallocate(fd, 0, 4096)) == 0 && ftruncate(fd, 0) < 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (err == EOPNOTSUPP || err == EINVAL) /* no room to check: not full */
+		err = 0;
+	if (err) {
+		stats_file_remove(path);
 		errno = err;
 		return -1;
 	}
 	return 0;
+}
+
+void stats_file_remove(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	unlink(path);
+	if (slash && (size_t)(slash - path) < sizeof(dir)) {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+		rmdir(dir);
+	}
 }
 
 int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *from,

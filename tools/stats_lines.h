@@ -69,3 +69,7 @@ bool stats_line_parse(const char *text, struct stats_line *out);
  * not set). */
 int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *from,
 		       bool *temporary);
+
+/* Removes a temporary statistics file stats_file_prepare made, and its
+ * directory. */
+void stats_file_remove(const char *path);
