@@ -461,28 +461,24 @@ int cmd_replay(int argc, char **argv)
 	const enum command_exe kind = command_exe_kind(argv[optind], runtime, sizeof(runtime));
 	if (kind != COMMAND_EXE_SANITIZED && kind != COMMAND_EXE_OTHER_LIBC)
 		launch_add_preload();
-	if (kind == COMMAND_EXE_OTHER_LIBC) {
-		/* Preloaded, its loader would refuse to start it. */
+	if (kind == COMMAND_EXE_OTHER_LIBC || kind == COMMAND_EXE_SANITIZED) {
+		/* Preloaded, another C library's loader would refuse to start it,
+		 * AddressSanitizer too, and the other sanitizers would not see the
+		 * blocks memplan served. */
+		const bool other_libc = kind == COMMAND_EXE_OTHER_LIBC;
 		fprintf(stderr,
-			"memplan: %s is run by another C library's loader (%s), which cannot "
-			"load memplan's library; running it without memplan\n",
+			other_libc ? "memplan: %s is run by another C library's loader (%s), which "
+				     "cannot load memplan's library; running it without memplan\n"
+				   : "memplan: %s is built with a sanitizer (%s), whose allocator "
+				     "memplan cannot stand in for; running it without memplan\n",
 			argv[optind], runtime);
 		status = launch_run(argv + optind);
 		if (o.strict && status == 0) {
-			strict_failure(&o, "a command of another C library cannot be served",
+			strict_failure(&o,
+				       other_libc
+					   ? "a command of another C library cannot be served"
+					   : "a command built with a sanitizer cannot be served",
 				       status);
-			status = 1;
-		}
-	} else if (kind == COMMAND_EXE_SANITIZED) {
-		/* Preloaded, AddressSanitizer would refuse to start, and the
-		 * others would not see the blocks memplan served. */
-		fprintf(stderr,
-			"memplan: %s is built with a sanitizer (%s), whose allocator memplan "
-			"cannot stand in for; running it without memplan\n",
-			argv[optind], runtime);
-		status = launch_run(argv + optind);
-		if (o.strict && status == 0) {
-			strict_failure(&o, "a command built with a sanitizer cannot be served", status);
 			status = 1;
 		}
 	} else if (kind == COMMAND_EXE_STATIC || kind == COMMAND_EXE_SETID) {
