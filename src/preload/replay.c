@@ -68,7 +68,7 @@ enum image_match { MATCH_NONE, MATCH_EXACT, MATCH_SAME_EXE, MATCH_PARENT, MATCH_
 static const char *const match_names[] = {"none", "exact", "same_exe", "parent", "sibling"};
 
 static struct plan_image image;
-static bool have_image;
+bool replay_has_image;
 static enum image_match image_match;
 /* Whether the plan has an image of this executable, with these arguments or
  * others: a plan in which no process of a command finds its program was made
@@ -154,6 +154,17 @@ static void miss(enum miss_reason why)
 	struct replay_counters *c = counters();
 
 	bump(c, &c->misses[why], 1);
+}
+
+void replay_count_to_libc(void)
+{
+	const enum miss_reason why = plan_unreadable ? MISS_PLAN_UNREADABLE : MISS_NO_PLAN;
+	struct replay_counters *c = thread_counters;
+
+	if (__builtin_expect(c != NULL, 1))
+		bump_own(&c->misses[why], 1);
+	else
+		miss(why);
 }
 
 static uint32_t intern_site(void *ctx, uint64_t key, const struct plan_frame *frames,
@@ -521,7 +532,7 @@ static uint32_t sibling_image(void)
 
 	/* The siblings are the recorded children of the image the parent
 	 * replays (which may be of other arguments than the parent's own). */
-	if (!id->fork_ordinal || !have_image)
+	if (!id->fork_ordinal || !replay_has_image)
 		return UINT32_MAX;
 	for (uint32_t o = 0; o <= IMAGE_FORKS_KEPT; o++)
 		of[o] = UINT32_MAX;
@@ -657,8 +668,8 @@ int replay_start(void)
 	if (image_match != MATCH_NONE)
 		stage_first_entries(&image);
 	plan_descriptor_close();
-	have_image = exe_in_plan = image_match != MATCH_NONE;
-	if (!have_image) {
+	replay_has_image = exe_in_plan = image_match != MATCH_NONE;
+	if (!replay_has_image) {
 		/* Its index has images of this executable, unreadable or none this
 		 * process can take (only forked children of it were recorded, say,
 		 * their parent's plan lost: the summary must not call it another
@@ -684,7 +695,7 @@ int replay_start(void)
 	if (r < 0) {
 		log_error(preload_config.plan_path, ": cannot set up the arena: ", strerror(-r),
 			  "; running on libc", NULL);
-		have_image = false;
+		replay_has_image = false;
 		return r;
 	}
 	/* What the main thread's first calls would map, mapped now with the
@@ -1419,7 +1430,7 @@ static void drop_image(void)
 	windows = NULL;
 	site_first_block = block_offsets = NULL;
 	reset_counters();
-	have_image = false;
+	replay_has_image = false;
 }
 
 /* Makes this forked child replay its own image, *mine, in an arena of its own.
@@ -1451,7 +1462,7 @@ static bool take_own_image(const struct plan_image *mine)
 			  NULL);
 		return true; /* its own all the same: its statistics say no_plan */
 	}
-	have_image = true;
+	replay_has_image = true;
 	return true;
 }
 
@@ -1492,7 +1503,7 @@ void replay_after_fork_child(void)
 		if (plan_map)
 			drop_tables();
 		reset_counters();
-		image_match = have_image ? MATCH_PARENT : MATCH_NONE;
+		image_match = replay_has_image ? MATCH_PARENT : MATCH_NONE;
 		return;
 	}
 	image_match = how;
@@ -1522,7 +1533,7 @@ static __attribute__((cold, noinline)) void report_unreadable(const char *what)
  * the miss counted. */
 static inline __attribute__((always_inline)) struct entry_window *caller_window(size_t size)
 {
-	if (!have_image) {
+	if (!replay_has_image) {
 		miss(plan_unreadable ? MISS_PLAN_UNREADABLE : MISS_NO_PLAN);
 		return NULL;
 	}
@@ -1853,7 +1864,7 @@ replay_express(size_t size, size_t align, bool zero, uintptr_t return_address, u
 	void **cookie;
 	uint32_t k;
 
-	if (!have_image || !c || !size || !size_planned(size))
+	if (!replay_has_image || !c || !size || !size_planned(size))
 		return NULL;
 	guard_enter();
 	if (callsite_cached(return_address, frame, &cookie) == CALLSITE_UNKNOWN) {
@@ -1925,7 +1936,7 @@ void *replay_express_realloc(void *p, size_t size, uintptr_t return_address, uin
 	void *q = NULL;
 	uint32_t k;
 
-	if (!have_image || !c || !size)
+	if (!replay_has_image || !c || !size)
 		return NULL;
 	guard_enter();
 	size_t planned = arena_block_bytes(p);
@@ -1978,7 +1989,7 @@ void replay_wait_reads(void)
 
 bool replay_tracks_libc(void)
 {
-	return have_image;
+	return replay_has_image;
 }
 
 void replay_note_libc(int64_t bytes)
@@ -2044,8 +2055,8 @@ void replay_finish(void)
 		json_key_bool(&j, "sandboxed", true);
 	json_key_str(&j, "plan", preload_config.plan_path);
 	json_key_u64(&j, "allocs", hits + missed);
-	json_key_u64(&j, "planned", have_image ? image.record.entry_count : 0);
-	json_key_u64(&j, "pools", have_image ? image.record.pool_count : 0);
+	json_key_u64(&j, "planned", replay_has_image ? image.record.entry_count : 0);
+	json_key_u64(&j, "pools", replay_has_image ? image.record.pool_count : 0);
 	json_key_bool(&j, "exe_in_plan", exe_in_plan);
 	if (plan_unreadable)
 		json_key_bool(&j, "plan_unreadable", true);
@@ -2058,12 +2069,13 @@ void replay_finish(void)
 	for (int i = 0; i < MISS_COUNT; i++)
 		json_key_u64(&j, miss_names[i], misses[i]);
 	json_end(&j);
-	if (have_image)
+	if (replay_has_image)
 		write_missed_sites(&j);
-	json_key_u64(&j, "arena_bytes", have_image ? image.record.arena_bytes : 0);
-	json_key_u64(&j, "lower_bound_bytes", have_image ? image.record.lower_bound_bytes : 0);
+	json_key_u64(&j, "arena_bytes", replay_has_image ? image.record.arena_bytes : 0);
+	json_key_u64(&j, "lower_bound_bytes",
+		     replay_has_image ? image.record.lower_bound_bytes : 0);
 	int64_t peak = atomic_load(&libc_peak_bytes);
-	if (have_image)
+	if (replay_has_image)
 		json_key_u64(&j, "libc_peak_bytes", peak > 0 ? (uint64_t)peak : 0);
 	json_key_u64(&j, "unwinds", frame_walk_unwinds());
 	json_key_u64(&j, "walks", callsite_walks());

@@ -17,6 +17,17 @@
  * arena cannot be set up; then the caller passes everything to libc. */
 int replay_start(void);
 
+/* Whether this process replays an image of the plan. Without one (a program
+ * the recording did not run, or a plan that cannot be read) every allocation
+ * goes to libc and is only counted: the shims do that themselves
+ * (route_counted_to_libc), at a counter's cost, not the router's. Changes only
+ * at start-up and in a forked child, before it has threads. */
+extern bool replay_has_image;
+
+/* Counts one allocation of a process without an image: a no_plan miss, or a
+ * plan_unreadable one. */
+void replay_count_to_libc(void);
+
 /* An arena block for a request of size bytes and alignment align (1: malloc's
  * default), or NULL: the caller uses libc. zero: clear the bytes (calloc).
  * Counts the call for the statistics, as a hit or as a miss. */

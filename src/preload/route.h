@@ -9,6 +9,7 @@
 
 #include "guard.h"
 #include "init.h"
+#include "replay.h"
 
 enum alloc_kind {
 	ALLOC_MALLOC,
@@ -21,6 +22,26 @@ enum alloc_kind {
 static inline bool route_passthrough(void)
 {
 	return preload_mode_now() == PRELOAD_OFF || guard_active();
+}
+
+/* True in a replayed process without an image (replay_has_image): every call
+ * goes to libc, and allocations are only counted. */
+static inline bool route_without_image(void)
+{
+	return preload_mode_now() == PRELOAD_REPLAY && !replay_has_image;
+}
+
+/* True if this allocation of size bytes goes to libc, counted: a program the
+ * recording did not run, in a replayed command, paid the whole router for each
+ * call (an allocation-bound churn took 1.25x its time on libc alone). A size no
+ * allocator can give is not counted, as in route_alloc. */
+static inline bool route_counted_to_libc(size_t size)
+{
+	if (!route_without_image())
+		return false;
+	if (size <= PTRDIFF_MAX)
+		replay_count_to_libc();
+	return true;
 }
 
 /* Free and realloc of a block that is not the current arena's, straight to libc

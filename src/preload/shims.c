@@ -57,7 +57,7 @@ MEMPLAN_EXPORT void *malloc(size_t size)
 {
 	void *p;
 
-	if (route_passthrough())
+	if (route_passthrough() || route_counted_to_libc(size))
 		return next_malloc(size);
 	if ((p = EXPRESS(replay_express_malloc, size)))
 		return p;
@@ -65,20 +65,27 @@ MEMPLAN_EXPORT void *malloc(size_t size)
 	return MARKED_CALL(route_alloc(ALLOC_MALLOC, 1, size));
 }
 
+/* An arena block, in any mode, straight to the arena's check. Under the guard
+ * all the same: a signal handler that allocates while the release is half done
+ * must go to libc, not claim in the arena (arena.h, point 5). Out of line, and
+ * reached by a jump: free's path to libc then saves no registers (it took 24
+ * instructions a call, where glibc's own free takes 17). */
+static __attribute__((noinline)) void free_arena_block(void *p)
+{
+	guard_enter();
+	bool released = pool_slots_arena_free(p);
+	guard_leave();
+	if (!released)
+		arena_bad_pointer("free", p);
+}
+
 MEMPLAN_EXPORT void free(void *p)
 {
 	if (!p)
 		return;
-	/* An arena block, in any mode, straight to the arena's check. Under the
-	 * guard all the same: a signal handler that allocates while the release is
-	 * half done must go to libc, not claim in the arena (arena.h, point 5). */
-	if (arena_owns(p)) {
-		guard_enter();
-		bool released = pool_slots_arena_free(p);
-		guard_leave();
-		if (!released)
-			arena_bad_pointer("free", p);
-	} else if (route_passthrough())
+	if (arena_owns(p))
+		free_arena_block(p);
+	else if (route_passthrough() || route_without_image())
 		route_free_not_arena(p);
 	else
 		route_free(p);
@@ -95,6 +102,8 @@ MEMPLAN_EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (route_counted_to_libc(total))
+		return next_calloc(n, size);
 	if ((p = EXPRESS(replay_express_calloc, total)))
 		return p;
 	CALLSITE_MARK();
@@ -110,6 +119,11 @@ realloc_from(void *p, size_t size, uintptr_t return_address, uintptr_t frame)
 
 	if (route_passthrough() && !arena_owns(p))
 		return route_realloc_not_arena(p, size);
+	/* realloc(p, 0) frees: SIZE_MAX, not counted. A block of an arena
+	 * retired at fork goes the whole way, which counts it. */
+	if (!arena_owns(p) && !arena_retired_owns(p) &&
+	    route_counted_to_libc(p && !size ? SIZE_MAX : size))
+		return next_realloc(p, size);
 	if (preload_mode_now() == PRELOAD_REPLAY && !guard_active()) {
 		if (!p && (q = replay_express_malloc(size, return_address, frame)))
 			return q;
@@ -149,7 +163,7 @@ aligned_from(size_t align, size_t size, uintptr_t return_address, uintptr_t fram
 {
 	void *p;
 
-	if (route_passthrough())
+	if (route_passthrough() || route_counted_to_libc(size))
 		return next_memalign(align, size);
 	if (preload_mode_now() == PRELOAD_REPLAY &&
 	    (p = replay_express_aligned(size, align, return_address, frame)))

@@ -60,6 +60,17 @@ run_plain bypath "$PROGRAMS/family" 5
 same_as_plain bypath replay
 [ "$(stat_sum bypath misses.no_plan)" -eq 0 ] || fail "the program run by another path found no plan"
 grep -q '"match":"exact"' "$WORK/bypath.stats" || fail "the program run by another path is another image"
+# A process without an image goes to libc at a counter's cost (route.h), and
+# counts its calls as one with an image does: family makes every kind.
+cp "$WORK/threads.plan" "$WORK/noimage.plan"
+run_plain noimage "$PROGRAMS/family" 5
+run_replay noimage "$PROGRAMS/family" 5
+same_as_plain noimage replay
+grep -q '"match":"none"' "$WORK/noimage.stats" || fail "noimage: family was matched to the plan"
+[ "$(stat_sum noimage allocs)" = "$(stat_sum bypath allocs)" ] ||
+  fail "without an image, $(stat_sum noimage allocs) allocation calls counted, with one $(stat_sum bypath allocs)"
+[ "$(stat_sum noimage misses.no_plan)" = "$(stat_sum noimage allocs)" ] ||
+  fail "noimage: not every call was a no_plan miss: $(cat "$WORK/noimage.stats")"
 # family makes calls no plan serves (over-aligned, zero-sized): all the others.
 [ "$(stat_sum bypath hits)" = "$(stat_sum bypath planned)" ] ||
   fail "bypath: $(stat_sum bypath hits) of $(stat_sum bypath planned) planned allocations served"
