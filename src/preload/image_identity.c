@@ -25,8 +25,12 @@ int image_identity_read(struct image_identity *id, uint64_t exe_key)
 	ssize_t n, path_bytes;
 	int fd;
 
-	memset(id, 0, sizeof(*id));
+	/* The fields alone: the buffers are written as far as they are used, and
+	 * read no further (args_bytes, the NUL). Zeroing them all touched 36 KiB,
+	 * nine pages of resident set and faults in every process. */
 	id->exe_key = exe_key;
+	id->args_key = id->fork_ordinal = 0;
+	id->args_bytes = 0;
 	path_bytes = readlink("/proc/self/exe", id->exe_path, sizeof(id->exe_path) - 1);
 	if (path_bytes < 0)
 		path_bytes = 0;
