@@ -128,6 +128,20 @@ static void note_outcome(const struct stats_line *line, void *ctx)
 }
 
 /* For a message that no plan was written: what the file at path is now. */
+/* Why the plan file at path cannot be opened now, if for want of
+ * descriptors (ulimit -n, whose hard limit memplan cannot raise): EMFILE or
+ * ENFILE; else 0. The command's processes may have written it all the same. */
+static int out_of_descriptors(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno == EMFILE || errno == ENFILE ? errno : 0;
+}
+
 static const char *left_as_it_was(const char *path)
 {
 	return access(path, F_OK) == 0 ? "; the plan already there is left as it was" : "";
@@ -237,7 +251,7 @@ static int finish_plan(void *p)
 	 * as its processes packed it, which is no error of the recording; an
 	 * invalid layout from the planner is one. */
 	if (r < 0 && r != -ENOMEM)
-		fprintf(stderr, "memplan: %s: %s\n", f->output, why);
+		fprintf(stderr, "memplan: %s: cannot re-plan it: %s\n", f->output, why);
 	if (plan_symbolize_file(f->plan, f->id, &found, &replan, why, sizeof(why)) < 0)
 		fprintf(stderr, "memplan: %s: %s\n", f->output, why);
 	plan_symbols_free(&found);
@@ -259,7 +273,7 @@ int cmd_record(int argc, char **argv)
 	double plan_seconds = RECORD_PLAN_SECONDS, wait_left = RECORD_WAIT_LEFT_SECONDS;
 	char plan[PATH_MAX];
 	struct timespec now;
-	int c, r, status;
+	int c, r, status, err;
 
 	optind = 1;
 	while ((c = cli_getopt(argc, argv, "+o:d:s:w:h", options)) != -1) {
@@ -385,7 +399,15 @@ int cmd_record(int argc, char **argv)
 		stats_lines_read(stats, 0, note_outcome, &seen);
 		stats_file_remove(stats);
 	}
-	if (plan_file_peek_record_id(plan) == id) {
+	uint64_t written_id = plan_file_peek_record_id(plan);
+	if (written_id != id && sym && out_of_descriptors(plan)) {
+		/* The symbols' files took the last descriptors (ulimit -n): the
+		 * plan goes first, without them (show looks them up later). */
+		symbolizer_free(sym);
+		sym = NULL;
+		written_id = plan_file_peek_record_id(plan);
+	}
+	if (written_id == id) {
 		struct finishing f = {plan, output, id, plan_seconds, sym};
 		deep_stack_run(finish_plan, &f);
 		return status;
@@ -396,6 +418,11 @@ int cmd_record(int argc, char **argv)
 			"memplan: %s: replaced by another recording that wrote it later; this "
 			"recording's plan is lost\n",
 			output);
+	else if ((err = out_of_descriptors(plan)))
+		fprintf(stderr,
+			"memplan: %s: cannot open the plan to finish it: %s; the limit on open "
+			"files is too low for memplan (ulimit -n)\n",
+			output, strerror(err));
 	else if (seen.failed || !launch_started())
 		; /* each process that failed has said why, or memplan for it, or
 		   * the command could not be run, as launch_run said */

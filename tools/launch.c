@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -164,6 +165,28 @@ static void survive_closed_stderr(void)
 			sigaction(sigs[i], &sa, NULL);
 }
 
+/* The descriptor limit the user gave the command, and whether memplan runs
+ * with more (launch_raise_descriptor_limit). */
+static struct rlimit command_descriptors;
+static bool descriptors_raised;
+
+void launch_raise_descriptor_limit(void)
+{
+	/* The plan, its directory's lock, the statistics, the recording's claim,
+	 * the symbols' ELF files: a few dozen at most. With 4, a recording
+	 * wrote its plan but memplan could not read it back: no symbols, and
+	 * "no process wrote a plan". */
+	const rlim_t wanted = 256;
+	struct rlimit mine;
+
+	if (getrlimit(RLIMIT_NOFILE, &command_descriptors) < 0 ||
+	    command_descriptors.rlim_cur >= wanted)
+		return;
+	mine = command_descriptors;
+	mine.rlim_cur = mine.rlim_max < wanted ? mine.rlim_max : wanted;
+	descriptors_raised = setrlimit(RLIMIT_NOFILE, &mine) == 0;
+}
+
 int launch_run(char **argv)
 {
 	return launch_run_then(argv, NULL, NULL);
@@ -214,6 +237,10 @@ int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx)
 		sigprocmask(SIG_SETMASK, &before, NULL);
 		if (report[0] >= 0)
 			close(report[0]);
+		/* Lowering a soft limit always succeeds; the pipe's descriptors
+		 * above it close at exec. */
+		if (descriptors_raised)
+			setrlimit(RLIMIT_NOFILE, &command_descriptors);
 		execvp(argv[0], argv);
 		int err = errno;
 		if (report[1] >= 0 && write(report[1], &err, sizeof(err)) < 0) {

@@ -29,6 +29,12 @@ int launch_absolute_path(const char *path, char *out, size_t cap);
  * recording's would allocate otherwise. */
 void launch_set_mode(const char *mode, const char *plan, uint64_t record_id);
 
+/* Raises memplan's own limit on open descriptors, which a user sets for the
+ * command (ulimit -n 4), to what memplan's files need; the command gets the
+ * user's limit back before it starts (launch_run). Call before memplan opens
+ * anything. */
+void launch_raise_descriptor_limit(void);
+
 /* Runs argv (searched in PATH) and waits for it. Returns its exit status, or
  * 128 + signal number if a signal ended it, or, after a message, 127 if it was
  * not found and 126 if it could not be run (as a shell says). SIGTERM, SIGHUP,

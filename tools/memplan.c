@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "launch.h"
 #include "config.h"
 #include "version.h"
 
@@ -86,6 +87,7 @@ static void on_sigbus(int sig)
 int main(int argc, char **argv)
 {
 	signal(SIGBUS, on_sigbus);
+	launch_raise_descriptor_limit();
 	if (argc < 2)
 		return usage(stderr);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))

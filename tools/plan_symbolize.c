@@ -234,7 +234,9 @@ int plan_symbolize_file(const char *path, uint64_t record_id, const struct plan_
 		return lock_fd;
 	}
 	r = plan_file_map(path, &buf, &len, why, why_len);
-	if (r < 0 || plan_file_header(buf)->record_id != record_id)
+	if (r < 0)
+		goto fail;
+	if (plan_file_header(buf)->record_id != record_id)
 		goto out; /* another recording's, which says what it wrote */
 	n = plan_file_header(buf)->image_count;
 	images = calloc(n ? n : 1, sizeof(*images));

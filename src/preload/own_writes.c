@@ -51,3 +51,29 @@ void own_writes_end(struct own_writes *w)
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &w->old, NULL, KERNEL_SIGSET_BYTES);
 	errno = saved_errno;
 }
+
+void own_descriptors_begin(struct own_descriptors *d)
+{
+	const int saved_errno = errno;
+	struct rlimit more;
+
+	d->raised = false;
+	if (getrlimit(RLIMIT_NOFILE, &d->old) == 0 && d->old.rlim_cur < d->old.rlim_max) {
+		more = d->old;
+		more.rlim_cur = d->old.rlim_max - d->old.rlim_cur > OWN_DESCRIPTORS
+				    ? d->old.rlim_cur + OWN_DESCRIPTORS
+				    : d->old.rlim_max;
+		d->raised = setrlimit(RLIMIT_NOFILE, &more) == 0;
+	}
+	errno = saved_errno;
+}
+
+void own_descriptors_end(struct own_descriptors *d)
+{
+	const int saved_errno = errno;
+
+	/* Lowering a soft limit always succeeds, below descriptors open too. */
+	if (d->raised)
+		setrlimit(RLIMIT_NOFILE, &d->old);
+	errno = saved_errno;
+}

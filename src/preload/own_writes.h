@@ -12,6 +12,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/resource.h>
 
 struct own_writes {
 	sigset_t old;
@@ -20,3 +21,19 @@ struct own_writes {
 
 void own_writes_begin(struct own_writes *w);
 void own_writes_end(struct own_writes *w);
+
+/* A plan's write takes a few descriptors (the file, its directory's lock, the
+ * plan already there), a statistics line one. A program that lowered its soft limit to what it uses
+ * itself (ulimit -Sn 4) left memplan none, and lost its plan: between
+ * own_descriptors_begin and _end the soft limit is OWN_DESCRIPTORS higher,
+ * within the hard limit. Process-wide for that moment: a thread of the
+ * program that opens a file meanwhile may get a descriptor above its own
+ * limit, as it would have had the limit been that high. */
+#define OWN_DESCRIPTORS 8
+struct own_descriptors {
+	struct rlimit old;
+	bool raised;
+};
+
+void own_descriptors_begin(struct own_descriptors *d);
+void own_descriptors_end(struct own_descriptors *d);

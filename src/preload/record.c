@@ -379,9 +379,12 @@ int record_finish(bool from_signal)
 		r = module->build(&recording, &image, &opt, &built);
 	if (r == 0) {
 		struct own_writes w;
+		struct own_descriptors d;
 		own_writes_begin(&w);
+		own_descriptors_begin(&d);
 		r = module->store_merge(preload_config.plan_path, preload_config.record_id, &image,
 					preload_config.lock_wait_ms);
+		own_descriptors_end(&d);
 		own_writes_end(&w);
 	}
 	callsite_unlock();

@@ -90,9 +90,12 @@ static int append(const char *path, const void *data, size_t len, int timeout_ms
 int stats_file_append(const char *path, const void *data, size_t len, int timeout_ms)
 {
 	struct own_writes w;
+	struct own_descriptors d;
 
 	own_writes_begin(&w);
+	own_descriptors_begin(&d);
 	int r = append(path, data, len, timeout_ms);
+	own_descriptors_end(&d);
 	own_writes_end(&w);
 	return r;
 }

@@ -148,6 +148,28 @@ r = subprocess.run([sys.argv[1], "replay", "-q", "-p", sys.argv[2], "--", "sh", 
 assert r.returncode == 3 and r.stdout == "ran\n", (r.returncode, r.stdout, r.stderr)
 PY
 
+# A soft limit on descriptors is the command's (ulimit -Sn 4): memplan raises
+# its own, the command gets 4 back, and its processes write their plans
+# with a few more for the moment. Once, the plan was lost ("cannot write the
+# plan: Too many open files"). With a hard limit too low for memplan, it says
+# so, not "no process wrote a plan" over the plan they wrote.
+python3 -S - "$MEMPLAN" "$WORK" "$PROGRAMS/family" >"$WORK/out" 2>"$WORK/err" <<'PY' || fail "descriptor limits: $(cat "$WORK/err")"
+import os, resource, subprocess, sys
+memplan, work, family = sys.argv[1:]
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+def run(plan, soft, hard):
+    limit = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    cmd = [memplan, "record", "-o", plan, "--", "sh", "-c", f"ulimit -Sn; exec {family} 1"]
+    return subprocess.run(cmd, preexec_fn=limit, close_fds=True, capture_output=True, text=True)
+r = run(f"{work}/soft.plan", 4, hard)
+assert r.returncode == 0 and r.stdout.startswith("4\nok ") and r.stderr == "", ("soft", r)
+show = subprocess.run([memplan, "show", f"{work}/soft.plan"], capture_output=True, text=True).stdout
+assert show.count("symbols:      stored") == 2, ("soft: symbols", show)
+r = run(f"{work}/hard.plan", 5, 5)
+assert r.returncode == 0 and os.path.exists(f"{work}/hard.plan"), ("hard", r)
+assert "no process wrote a plan" not in r.stderr and "Too many open files" in r.stderr, ("hard", r)
+PY
+
 # Under a small stack limit, reading the symbols (libdw recurses deeply) runs
 # on a stack of its own: memplan once crashed there once the command had ended,
 # and lost its status.
