@@ -383,13 +383,17 @@ static bool own_frame_by_frame_pointer(uintptr_t ra)
  * on the stack into at: walked from the origin when its frames are learned,
  * else unwound, which teaches the walk. *unchecked: set if walked and not
  * compared with an unwind (the caller checks it if it names no site). Returns
- * how many: 0 for an allocation of the unwinder's own, which has no site. */
-static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bool *unchecked)
+ * how many: 0 for an allocation of the unwinder's own, which has no site, and
+ * for a stack that names none, whose first *named_none frames (else 0) are
+ * then in ips and at: every stack that starts with them names none. */
+static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bool *unchecked,
+		    int *named_none)
 {
 	int n = FRAME_WALK_NEVER;
 	uintptr_t unlearned = 0;
 
 	*unchecked = false;
+	*named_none = 0;
 	if (frame_walk_from_unwinder(origin.return_address))
 		return 0;
 	if (origin.return_address && origin.frame >= callsite_stack_low &&
@@ -409,8 +413,15 @@ static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bo
 			*unchecked = true;
 			return n;
 		}
-		if (n == FRAME_WALK_LEARNING && in_seeded_module(unlearned))
+		if (n == FRAME_WALK_LEARNING && in_seeded_module(unlearned)) {
+			/* The plan gave every size of that module, and none
+			 * for this return address: the same frames up to it
+			 * always stop here (frame_walk.h). */
+			while (*named_none < (int)callsite_depth &&
+			       (uintptr_t)ips[(*named_none)++] != unlearned)
+				;
 			return 0;
+		}
 	}
 	/* A frame that keeps one size long enough to be trusted and then changes it
 	 * would be walked wrong: now and then (WALK_CHECK_GAP_MIN) a walk is compared
@@ -664,6 +675,9 @@ static uint32_t site_of_stack(struct thread_caches *tc, void *const *ips, int co
 		*first_seen = true;
 	}
 	lone_unlock(&callsite_mutex, held);
+	/* Where not every stack has a site (replay), none is an answer too. */
+	if (site == CALLSITE_UNKNOWN && !interner.names_every_stack)
+		site = CALLSITE_UNPLANNED;
 	if (*recent && site != CALLSITE_UNKNOWN)
 		**recent = (struct recent_stack){raw ^ salt, site, NULL};
 	return site;
@@ -773,15 +787,22 @@ static __attribute__((noinline)) uint32_t capture_uncached(struct callsite_origi
 
 	if (salt != tables_salt)
 		catch_up(salt);
-	int count = stack_of(origin, ips, at, &unchecked);
-	if (count <= 0)
+	int named_none;
+	int count = stack_of(origin, ips, at, &unchecked, &named_none);
+	struct thread_caches *tc = count > 0 || named_none ? own_caches() : NULL;
+	if (count <= 0) {
+		/* Remembered as such: its next calls are not walked again. */
+		void *no_cookie = NULL;
+		if (named_none && tc)
+			remember(tc, origin.return_address, origin.frame, ips, at, named_none,
+				 CALLSITE_UNPLANNED, &no_cookie);
 		return CALLSITE_UNKNOWN;
-	struct thread_caches *tc = own_caches();
+	}
 	uint32_t site = site_of_stack(tc, ips, count, salt, &recent, &first_seen);
 	/* A walk that names no site may have gone wrong at a frame whose size
 	 * changed: each such stack is compared with an unwind once, when first
 	 * seen. The unwind's stack, if another, is the true one. */
-	if (site == CALLSITE_UNKNOWN && unchecked && first_seen) {
+	if (site >= CALLSITE_UNPLANNED && unchecked && first_seen) {
 		bool agreed;
 		count = unwind_stack(count, ips, at, &agreed);
 		if (count <= 0)
@@ -828,11 +849,12 @@ uint32_t callsite_capture(void ***cookie)
 	if (!cookie)
 		cookie = &unused;
 	/* An empty slot has return address 0, as has a call that was not marked. */
-	if (origin.return_address && (site = callsite_cached(origin.return_address, origin.frame,
-							     cookie)) != CALLSITE_UNKNOWN)
-		return site;
-	*cookie = NULL;
-	return capture_uncached(origin, cookie);
+	if (!origin.return_address || (site = callsite_cached(origin.return_address, origin.frame,
+							      cookie)) == CALLSITE_UNKNOWN) {
+		*cookie = NULL;
+		site = capture_uncached(origin, cookie);
+	}
+	return site == CALLSITE_UNPLANNED ? CALLSITE_UNKNOWN : site;
 }
 
 void callsite_modules(const struct plan_module **out_modules, uint32_t *module_count,

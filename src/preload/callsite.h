@@ -28,6 +28,12 @@
 
 #define CALLSITE_MAX_DEPTH PLAN_MAX_DEPTH
 #define CALLSITE_UNKNOWN   UINT32_MAX
+/* In the caches, a stack the interner named no site for (replay: a call site
+ * the recording never saw), kept so that its next calls are not walked again:
+ * an image replayed with other options walked at each call (7.6 times a plain
+ * run's time). callsite_capture gives it as CALLSITE_UNKNOWN; callsite_cached
+ * and callsite_walked as it is, with a cookie that is no site's. */
+#define CALLSITE_UNPLANNED (UINT32_MAX - 1)
 
 /* Where the current allocation call came from, as the exported shim saw it: its
  * return address and its frame. With the thread's stack base, they make a cheap

@@ -73,7 +73,9 @@ int frame_walk_open_unwinder(void);
  * frames, within [sp, base), as a wrong size does. Without fp, such a frame is
  * not walked. Returns how many (fewer than max only at the outermost frame),
  * or FRAME_WALK_LEARNING (with *unlearned set to the return address whose
- * size is not known) or FRAME_WALK_NEVER. Lock-free. */
+ * size is not known: ips and at then hold the frames up to it, the first to
+ * hold it being its own, since the walk stops at it) or FRAME_WALK_NEVER.
+ * Lock-free. */
 int frame_walk(uintptr_t ra, uintptr_t sp, uintptr_t fp, uintptr_t base, void **ips, uintptr_t *at,
 	       int max, uintptr_t *unlearned);
 

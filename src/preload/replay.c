@@ -1738,11 +1738,11 @@ static inline __attribute__((always_inline)) void **express_site(uintptr_t retur
 								 uintptr_t frame)
 {
 	void **cookie;
+	uint32_t site = callsite_cached(return_address, frame, &cookie);
 
-	if (callsite_cached(return_address, frame, &cookie) == CALLSITE_UNKNOWN &&
-	    callsite_walked(return_address, frame, &cookie) == CALLSITE_UNKNOWN)
-		return NULL;
-	return cookie;
+	if (site == CALLSITE_UNKNOWN)
+		site = callsite_walked(return_address, frame, &cookie);
+	return site < CALLSITE_UNPLANNED ? cookie : NULL;
 }
 
 /* The express path of a site past its entries: its steady state, for the
@@ -1807,7 +1807,7 @@ static __attribute__((noinline)) void *express_walked(size_t size, size_t align,
 	void *p = NULL;
 
 	guard_enter();
-	if (callsite_walked(return_address, frame, &cookie) != CALLSITE_UNKNOWN)
+	if (callsite_walked(return_address, frame, &cookie) < CALLSITE_UNPLANNED)
 		p = express_claim(c, cookie, size, align);
 	guard_leave();
 	return p && zero ? memset(p, 0, size) : p;
@@ -1867,9 +1867,12 @@ replay_express(size_t size, size_t align, bool zero, uintptr_t return_address, u
 	if (!replay_has_image || !c || !size || !size_planned(size))
 		return NULL;
 	guard_enter();
-	if (callsite_cached(return_address, frame, &cookie) == CALLSITE_UNKNOWN) {
+	const uint32_t site = callsite_cached(return_address, frame, &cookie);
+	if (site >= CALLSITE_UNPLANNED) {
 		guard_leave();
-		return express_walked(size, align, zero, return_address, frame);
+		return site == CALLSITE_UNKNOWN
+			   ? express_walked(size, align, zero, return_address, frame)
+			   : NULL;
 	}
 	struct entry_window *w = *cookie;
 	if (w && (k = atomic_load_explicit(&w->next_occurrence, memory_order_relaxed)) >= w->entries) {
