@@ -1997,9 +1997,18 @@ bool replay_tracks_libc(void)
 
 void replay_note_libc(int64_t bytes)
 {
-	int64_t now =
-	    atomic_fetch_add_explicit(&libc_live_bytes, bytes, memory_order_relaxed) + bytes;
-	int64_t peak = atomic_load_explicit(&libc_peak_bytes, memory_order_relaxed);
+	int64_t now, peak = atomic_load_explicit(&libc_peak_bytes, memory_order_relaxed);
+
+	/* With one thread, no bus lock (lone_atomic.h): a bus-locked add took
+	 * most of the time of each call that went to libc. */
+	if (lone_thread()) {
+		now = atomic_load_explicit(&libc_live_bytes, memory_order_relaxed) + bytes;
+		atomic_store_explicit(&libc_live_bytes, now, memory_order_relaxed);
+		if (now > peak)
+			atomic_store_explicit(&libc_peak_bytes, now, memory_order_relaxed);
+		return;
+	}
+	now = atomic_fetch_add_explicit(&libc_live_bytes, bytes, memory_order_relaxed) + bytes;
 
 	while (now > peak &&
 	       !atomic_compare_exchange_weak_explicit(&libc_peak_bytes, &peak, now,
