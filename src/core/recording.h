@@ -97,7 +97,7 @@
 #define RECORDING_TAIL_MAX 1024u
 /* Pools (slot sizes) of one site, and chunks of slots, at most. */
 #define RECORDING_POOLS_MAX  28u
-#define RECORDING_CHUNKS_MAX 1024u
+#define RECORDING_CHUNKS_MAX 4096u
 
 /* An entry whose block has ended, in its site's log (no alignment: see aligned). */
 struct recording_ended {

@@ -113,6 +113,21 @@ same_as_plain table replay
 no_memplan_messages table replay
 main_served table 60
 
+# A table of 200,000 blocks of many sizes, all alive at the end: its pools
+# once ran out of chunks at about 100,000 slots, and the same command was
+# then served 57%, its arena 0.6 times the lower bound.
+run_record pile "$PROGRAMS/pile_sizes" 200000 2900
+run_plain pile "$PROGRAMS/pile_sizes" 200000 2900
+run_replay pile "$PROGRAMS/pile_sizes" 200000 2900
+same_as_plain pile replay
+main_served pile 99
+"$MEMPLAN" show --json "$WORK/pile.plan" | python3 -S -c '
+import json, sys
+im = json.load(sys.stdin)["images"][0]
+arena, bound = im["arena_bytes"], im["lower_bound_bytes"]
+print("pile: arena %d, lower bound %d" % (arena, bound))
+sys.exit(0 if bound <= arena <= 1.25 * bound else 1)' || fail "pile: the arena is not within 1.25 times the lower bound"
+
 # The plan and the recording's memory follow the program's behaviour, not the
 # run's length: twenty times the turns, the same plan size (within 5%), and at
 # most a quarter more memory while recording.
