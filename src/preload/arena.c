@@ -247,6 +247,25 @@ static uint64_t block_end_after(uint64_t w0)
 	return end_after(arena_fine, arena_fine_words, w - 1);
 }
 
+static atomic_bool pages_kept;
+
+void arena_keep_pages(void)
+{
+	atomic_store(&pages_kept, true);
+}
+
+/* Gives back the pages of granules [first, last] of a block being released,
+ * which it holds until its caller clears them (arena.h, ARENA_GIVE_BACK_BYTES). */
+static void give_back_pages(uint64_t first, uint64_t last)
+{
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	const uintptr_t from = (arena_base + first * PLAN_GRANULE_BYTES + page - 1) & ~(page - 1);
+	const uintptr_t to = (arena_base + (last + 1) * PLAN_GRANULE_BYTES) & ~(page - 1);
+
+	if (to > from && !atomic_load_explicit(&pages_kept, memory_order_relaxed))
+		madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
 /* The rest of a block being released whose first word was w0: the words it
  * still holds, up to its end bit. */
 void arena_release_rest(uint64_t w0)
@@ -267,6 +286,10 @@ void arena_release_rest(uint64_t w0)
 	if (last == NO_END)
 		return; /* cannot happen: a live block has its end bit */
 	w1 = last / ARENA_WORD_GRANULES;
+	/* Its words after the first are still its own (the first is free again). */
+	if ((last + 1 - (w0 + 1) * ARENA_WORD_GRANULES) * PLAN_GRANULE_BYTES >=
+	    ARENA_GIVE_BACK_BYTES)
+		give_back_pages((w0 + 1) * ARENA_WORD_GRANULES, last);
 	lone_fetch_and(&arena_fine[w1], ~(ARENA_END(last % ARENA_WORD_GRANULES) |
 					  arena_occupied_run(0, last % ARENA_WORD_GRANULES)));
 	coarse_clear(w0 + 1, w1);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "atomic_file.h"
 #include "big_bss.h"
 #include "callsite.h"
@@ -132,7 +133,8 @@ void preload_seal(bool strict)
 		replay_wait_reads();
 		preload_finish(false);
 	}
-	/* Arena blocks are still freed into the arena: that takes no system call. */
+	/* Arena blocks are still freed into the arena, with no system call. */
+	arena_keep_pages();
 	if (strict)
 		atomic_store(&preload_mode, PRELOAD_OFF);
 }

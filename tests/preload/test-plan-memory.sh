@@ -58,3 +58,15 @@ echo "plan of $IMAGES images of cat, $plan_bytes bytes: resident of its buffer" 
 [ "$exact" -le 4 ] || fail "exact: $exact KiB of the plan's buffer resident, expected the header's page"
 [ "$nearest" -le 4 ] ||
   fail "nearest: $nearest KiB of the plan's buffer resident, expected the header's page"
+
+# A freed block of 32 MiB or more gives its pages back, as glibc unmaps one
+# of its own: sort --parallel on a bigger input than recorded once kept its
+# freed 50 MB buffer resident in the arena beside the bigger ones libc then
+# gave it (1.9 times a plain run's peak).
+run_record giveback "$PROGRAMS/give_back" 40
+run_plain giveback "$PROGRAMS/give_back" 40
+run_replay giveback "$PROGRAMS/give_back" 40
+same_as_plain giveback replay
+grep -qx "pages given back: yes" "$WORK/giveback.plain.out" ||
+  fail "giveback: glibc kept the pages: $(cat "$WORK/giveback.plain.out")"
+[ "$(stat_sum giveback hits)" -ge 1 ] || fail "giveback: the block was not served from the arena"
