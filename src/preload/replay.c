@@ -193,6 +193,7 @@ static uint64_t plan_bytes;
  * script has hundreds. */
 struct image_key {
 	uint64_t exe_key, args_key, entry_count;
+	uint64_t requested_peak_bytes; /* tells forked siblings apart (sibling_image) */
 	/* Where its arguments are in the file (plan_file_args_span), or
 	 * ARGS_OUT_OF_BOUNDS: choosing among the images of an executable reads
 	 * them, and only them. */
@@ -287,6 +288,7 @@ static int read_image_keys(int fd, const void *buf, uint64_t len)
 			    .exe_key = records[k].exe_key,
 			    .args_key = records[k].args_key,
 			    .entry_count = records[k].entry_count,
+			    .requested_peak_bytes = records[k].requested_peak_bytes,
 			    .args_at = at,
 			    .args_bytes = bytes,
 			    .site_count = records[k].site_count,
@@ -518,8 +520,10 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
  * IMAGE_FORKS_KEPT) or saw (a shorter run), the image of the recorded sibling
  * it repeats. A program that forks in a loop forks the same few kinds of
  * child in turn (a shell, one per command of a pipeline), and the last
- * recorded forks show the turn's length p: the least for which the last p
- * siblings look as the p before them (each one's entries and sites; a sibling
+ * recorded forks show the turn's length p: the least for which each of the
+ * last half of the siblings looks as the one p before it (entries, sites and
+ * requested peak: a shell's children of two entries each told apart only by
+ * their sizes looked alike, and half of them missed; a sibling
  * that allocated nothing has no image, and looks as another such). Child n
  * repeats the sibling of the last turn whose ordinal is n less a multiple of
  * p. Returns its index, or UINT32_MAX if there is none (no turn shows, or
@@ -555,10 +559,18 @@ static uint32_t sibling_image(void)
 	     ? of[b] == UINT32_MAX                                                                 \
 	     : of[b] != UINT32_MAX &&                                                              \
 		   image_keys[of[a]].entry_count == image_keys[of[b]].entry_count &&               \
-		   image_keys[of[a]].site_count == image_keys[of[b]].site_count)
+		   image_keys[of[a]].site_count == image_keys[of[b]].site_count &&                 \
+		   image_keys[of[a]].requested_peak_bytes ==                                       \
+		       image_keys[of[b]].requested_peak_bytes)
 	for (uint32_t p = 1; p <= last / 2; p++) {
+		/* A turn holds over the last half of the recorded forks at least
+		 * (the first ones may differ): one checked on its last p forks
+		 * alone took two like children in a row for a turn of one, and a
+		 * pipeline's forks (14, 35 and 35 entries, in turn) each got the
+		 * wrong sibling in two turns of three. */
+		uint32_t span = last / 2 > p ? last / 2 : p;
 		bool turn = true;
-		for (uint32_t o = last - p + 1; turn && o <= last; o++)
+		for (uint32_t o = last - span + 1; turn && o <= last; o++)
 			turn = SAME(o, o - p);
 		if (turn) {
 			uint64_t past = id->fork_ordinal - last;
@@ -1502,6 +1514,15 @@ void replay_after_fork_child(void)
 			atomic_fetch_add(&w->seq, 1);
 		}
 	}
+	/* The child of a process that replays a recorded image (of other
+	 * arguments, or a sibling) is that image's recorded child, which the
+	 * recording named after it: a loop run 50 times on a plan of 10 gave
+	 * each child of its subshell no plan ("forked children not in the
+	 * plan", 0% served). A process on its parent's image has no children
+	 * of its own there. */
+	if (replay_has_image && image_match != MATCH_PARENT)
+		preload_config.image.args_key =
+		    image_fork_args_key(image.record.args_key, preload_config.image.fork_ordinal);
 	/* preload_config.image is the child's now (image_identity_fork): its
 	 * image is found in the index the parent kept. */
 	enum image_match how = MATCH_NONE;
