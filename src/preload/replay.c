@@ -2117,6 +2117,8 @@ void replay_finish(void)
 	if (plan_unreadable)
 		json_key_bool(&j, "plan_unreadable", true);
 	json_key_str(&j, "match", match_names[image_match]);
+	if (replay_has_image) /* which one: `memplan show` gives each image's pid */
+		json_key_u64(&j, "image_pid", image.record.pid);
 	json_key_u64(&j, "hits", hits);
 	json_key_u64(&j, "steady_hits", total(offsetof(struct replay_counters, steady_hits)));
 	json_key_u64(&j, "spare_hits", total(offsetof(struct replay_counters, spare_hits)));

@@ -5,6 +5,20 @@
 . "$(dirname "$0")/lib.sh"
 need sort sqlite3 python3
 
+# image_pid PLAN CMD...: the pid `memplan show` gives the image of PLAN recorded
+# with CMD (argv[0] by its file name).
+image_pid() {
+  local plan=$1; shift
+  "$MEMPLAN" show --json "$plan" | python3 -S -c '
+import json, os, sys
+want = [os.path.basename(sys.argv[1])] + sys.argv[2:]
+for im in json.load(sys.stdin)["images"]:
+    args = im["args"]
+    if args and [os.path.basename(args[0])] + args[1:] == want:
+        print(im["pid"])
+' "$@"
+}
+
 gen() { awk -v n="$1" -v s="$2" 'BEGIN { x = s; for (i = 0; i < n; i++) { x = (x * 1103515245 + 12345) % 2147483648; print x % 100003, "k" x % 331 } }'; }
 
 # sort: same command line, different file contents. Ten times the input must run
@@ -44,6 +58,8 @@ same_as_plain threads replay
 grep -q '"match":"same_exe"' "$WORK/threads.stats" ||
   fail "the plan of other arguments was not said to be used: $(cat "$WORK/threads.stats")"
 [ "$(stat_sum threads hits)" -gt 0 ] || fail "the plan of other arguments served nothing"
+[ "$(stat_sum threads image_pid)" = "$(image_pid "$WORK/threads.plan" "$PROGRAMS/pattern_threads" 2 5000)" ] ||
+  fail "the statistics do not name the image used: $(cat "$WORK/threads.stats")"
 # Another program has no plan at all.
 run_plain other sort -n "$WORK/in.txt"
 cp "$WORK/threads.plan" "$WORK/other.plan"
@@ -51,6 +67,7 @@ run_replay other sort -n "$WORK/in.txt"
 same_as_plain other replay
 [ "$(stat_sum other misses.no_plan)" -gt 0 ] || fail "no_plan was not counted"
 grep -q '"match":"none"' "$WORK/other.stats" || fail "another program was matched to the plan"
+grep -q '"image_pid"' "$WORK/other.stats" && fail "a process without an image names one"
 # The same program by another path (relative, from its directory; a bare name
 # found through PATH is the same case): the same image, since argv[0] counts by
 # its file name only.
