@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "hash64.h"
-#include "temp_names.h"
 
 /* The key hashes argv[0] by its file name only: `sqlite3`, `/usr/bin/sqlite3` and
  * `./sqlite3` run the same executable (exe_key says which), while a multi-call
@@ -83,38 +82,4 @@ void image_identity_fork(struct image_identity *id, uint64_t ordinal)
 {
 	id->args_key = image_fork_args_key(id->args_key, ordinal);
 	id->fork_ordinal = ordinal;
-}
-
-/* The argument at *at of a NUL-separated list ending at end, moving *at past it;
- * sets *len. */
-static const char *next_arg(const char **at, const char *end, size_t *len)
-{
-	const char *arg = *at;
-
-	*len = strnlen(arg, (size_t)(end - arg));
-	*at = arg + *len + 1;
-	return arg;
-}
-
-uint32_t image_args_distance(const char *a, uint32_t a_bytes, const char *b, uint32_t b_bytes,
-			     const char *tmpdir)
-{
-	const char *pa = a, *ea = a + a_bytes, *pb = b, *eb = b + b_bytes;
-	uint32_t d = 0;
-	size_t skipped;
-
-	/* argv[0] names the executable, which is the same for both (or not compared):
-	 * how it was spelled is no difference. */
-	if (pa < ea)
-		next_arg(&pa, ea, &skipped);
-	if (pb < eb)
-		next_arg(&pb, eb, &skipped);
-	while (pa < ea || pb < eb) {
-		size_t la = 0, lb = 0;
-		const char *x = pa < ea ? next_arg(&pa, ea, &la) : NULL;
-		const char *y = pb < eb ? next_arg(&pb, eb, &lb) : NULL;
-		if (!x || !y || !temp_names_same(x, la, y, lb, tmpdir))
-			d++;
-	}
-	return d;
 }

@@ -37,14 +37,6 @@ uint64_t image_fork_args_key(uint64_t parent_args_key, uint64_t ordinal);
  * allocate. */
 int image_identity_read(struct image_identity *id, uint64_t exe_key);
 
-/* How far apart two argument lists are (each NUL-separated, of the given
- * lengths): the arguments after argv[0] that differ, place by place, plus those
- * one has beyond the other, names of temporary files seen through
- * (temp_names.h, with tmpdir as $TMPDIR). 0 for lists of the same run of a
- * program. Does not allocate. */
-uint32_t image_args_distance(const char *a, uint32_t a_bytes, const char *b, uint32_t b_bytes,
-			     const char *tmpdir);
-
 /* Makes id the identity of a child that the image id forked without exec, the
  * ordinal-th fork of that image (from 1). It runs the same executable with the
  * same arguments but code of its own, so it is an image of its own; a program

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "args_distance.h"
 #include "big_bss.h"
 #include "callsite.h"
 #include "entry_codec.h"
@@ -455,7 +456,7 @@ static bool read_image_args(uint32_t i, char *args, uint32_t *args_bytes)
 /* Sets *found to this process's image, its tables read: the first whose keys
  * match; else, of the images of this executable (forked without exec if this
  * process was, and then the same fork of its parent), the one whose arguments
- * are nearest this process's (image_args_distance; the first of equals).
+ * are nearest this process's (args_distance; the first of equals).
  * Returns how it was found (MATCH_EXACT also for arguments that differ only in
  * the names of temporary files): MATCH_NONE if no image is of this
  * executable, or if one could not be read (*unreadable, said). Only the images of this
@@ -467,7 +468,8 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 	const struct plan_file_header *h = plan_file_header(plan_map);
 	const struct image_identity *id = &preload_config.image;
 	const uint32_t forked = id->fork_ordinal ? PLAN_IMAGE_FORKED : 0;
-	uint32_t best = UINT32_MAX, best_distance = UINT32_MAX;
+	uint32_t best = UINT32_MAX;
+	struct args_distance best_distance = {0}, d;
 	enum image_match how = MATCH_SAME_EXE;
 
 	*unreadable = false;
@@ -483,6 +485,7 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 	 * on the stack: this runs at start-up and in a forked child, each with
 	 * one thread, and the thread that forks may have a small stack. */
 	static char args[IMAGE_ARGS_MAX] BIG_BSS;
+	static struct args_distance_scratch scratch BIG_BSS;
 	const char *tmpdir = getenv("TMPDIR");
 	uint32_t args_bytes;
 	for (uint32_t i = 0; i < h->image_count && how != MATCH_EXACT; i++) {
@@ -496,13 +499,12 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
 			*unreadable = true;
 			return MATCH_NONE;
 		}
-		uint32_t d =
-		    image_args_distance(args, args_bytes, id->args, id->args_bytes, tmpdir);
-		if (d < best_distance) {
+		args_distance(args, args_bytes, id->args, id->args_bytes, tmpdir, &scratch, &d);
+		if (best == UINT32_MAX || args_distance_compare(&d, &best_distance) < 0) {
 			best_distance = d;
 			best = i;
 		}
-		if (!d) /* the same run but for its temporary files' names (gcc's cc1) */
+		if (!d.places) /* the same run but for its temporary files' names (gcc's cc1) */
 			how = MATCH_EXACT;
 	}
 	if (best == UINT32_MAX)

@@ -60,6 +60,32 @@ grep -q '"match":"same_exe"' "$WORK/threads.stats" ||
 [ "$(stat_sum threads hits)" -gt 0 ] || fail "the plan of other arguments served nothing"
 [ "$(stat_sum threads image_pid)" = "$(image_pid "$WORK/threads.plan" "$PROGRAMS/pattern_threads" 2 5000)" ] ||
   fail "the statistics do not name the image used: $(cat "$WORK/threads.stats")"
+# Of images apart by as many places, the one whose differing arguments are
+# likest: a make build's cc1 of f257.c took the image of main.c, the first,
+# over that of f1.c (74% served instead of 95%). Either order in the plan.
+run_record near sh -c "'$PROGRAMS/pattern_threads' 2 100 && '$PROGRAMS/pattern_threads' 2 5000"
+for n in 101 5001; do
+  run_replay near "$PROGRAMS/pattern_threads" 2 $n
+  [ "$(stat_sum near image_pid)" = "$(image_pid "$WORK/near.plan" "$PROGRAMS/pattern_threads" 2 $((n - 1)))" ] ||
+    fail "pattern_threads 2 $n did not take the image of 2 $((n - 1)): $(cat "$WORK/near.stats")"
+done
+# Reordered arguments are the same arguments: `jq EXPR -r FILE` took the image
+# of `jq -c OTHER FILE`, as far by position as that of `jq -r EXPR FILE`.
+if command -v jq >/dev/null; then
+  python3 -S -c 'import json, sys
+json.dump([{"id": i, "name": "n%d" % i, "tags": ["Tag%d" % (i * 7 % 997 + j) for j in range(5)]}
+           for i in range(int(sys.argv[1]))], sys.stdout)' 2000 >"$WORK/a.json"
+  python3 -S -c 'import json, sys
+json.dump([{"id": i, "name": "m%d" % i, "tags": ["Kind%d" % (i * 5 % 991 + j) for j in range(5)]}
+           for i in range(int(sys.argv[1]))], sys.stdout)' 2100 >"$WORK/b.json"
+  run_record jq sh -c "jq -c '.[]|{id,name}' '$WORK/a.json' >/dev/null && jq -r '.[]|.tags[]|ascii_downcase' '$WORK/a.json' >/dev/null"
+  run_plain jq jq '.[]|.tags[]|ascii_downcase' -r "$WORK/b.json"
+  run_replay jq jq '.[]|.tags[]|ascii_downcase' -r "$WORK/b.json"
+  same_as_plain jq replay
+  [ "$(stat_sum jq image_pid)" = "$(image_pid "$WORK/jq.plan" jq -r '.[]|.tags[]|ascii_downcase' "$WORK/a.json")" ] ||
+    fail "jq with its options reordered did not take the image of the same options: $(cat "$WORK/jq.stats")"
+  echo "jq reordered: $(stat_sum jq hits) of $(stat_sum jq allocs) served"
+fi
 # Another program has no plan at all.
 run_plain other sort -n "$WORK/in.txt"
 cp "$WORK/threads.plan" "$WORK/other.plan"
