@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args_distance.h"
 #include "temp_names.h"
 #include "text_safe.h"
 
@@ -18,6 +19,8 @@ struct image_key {
 	uint32_t fork;	      /* fork ordinal, 0 if not forked without exec */
 	char **args;	      /* normalised, argv[0] first */
 	size_t arg_count;
+	const char *argv; /* as kept, NUL-separated, in the plan's buffer */
+	uint32_t argv_bytes;
 	int32_t paired; /* the other plan's image, or -1 */
 };
 
@@ -95,6 +98,8 @@ static struct image_key *keys_of(const void *buf, uint32_t *count)
 		k->args_key = im.record.args_key;
 		k->fork = im.record.flags & PLAN_IMAGE_FORKED ? im.record.fork_ordinal : 0;
 		k->paired = -1;
+		k->argv = im.strings + im.record.args_offset;
+		k->argv_bytes = im.record.args_bytes;
 		for (const char *a = image_match_next_arg(&im, NULL); a;
 		     a = image_match_next_arg(&im, a))
 			k->arg_count++;
@@ -118,14 +123,14 @@ static struct image_key *keys_of(const void *buf, uint32_t *count)
 	return keys;
 }
 
-/* In how many places the arguments of a and b differ (argv[0] aside; an
- * argument one has beyond the other counts as one). */
-static size_t arg_distance(const struct image_key *a, const struct image_key *b)
+/* How far apart the arguments of a and b are, as replay measures them
+ * (args_distance.h). */
+static struct args_distance arg_distance(const struct image_key *a, const struct image_key *b,
+					 struct args_distance_scratch *s)
 {
-	size_t most = a->arg_count > b->arg_count ? a->arg_count : b->arg_count, d = 0;
+	struct args_distance d;
 
-	for (size_t i = 1; i < most; i++)
-		d += i >= a->arg_count || i >= b->arg_count || strcmp(a->args[i], b->args[i]);
+	args_distance(a->argv, a->argv_bytes, b->argv, b->argv_bytes, getenv("TMPDIR"), s, &d);
 	return d;
 }
 
@@ -135,7 +140,7 @@ enum pairing {
 	SAME_RUN_SAME_ARG0, /* the same arguments in full, argv[0] as it was typed */
 	SAME_RUN,	    /* the same arguments in full */
 	SAME_ARGS,	    /* the same arguments as kept and normalised */
-	NEAREST,	    /* the arguments that differ in the fewest places */
+	NEAREST,	    /* the nearest arguments (args_distance) */
 };
 
 static bool same_arg0(const struct image_key *a, const struct image_key *b)
@@ -150,17 +155,34 @@ static unsigned likeness(const struct image_key *a, const struct image_key *b)
 	return 2u * !strcmp(a->exe_path, b->exe_path) + same_arg0(a, b);
 }
 
+/* Negative if a candidate at distance d and of likeness like is nearer than
+ * the best so far: apart and places, then likeness, then unlike_bytes. */
+static int nearer(const struct args_distance *d, unsigned like, const struct args_distance *best,
+		  unsigned best_like)
+{
+	struct args_distance by_count = *d, best_by_count = *best;
+	int c;
+
+	by_count.unlike_bytes = best_by_count.unlike_bytes = 0;
+	if ((c = args_distance_compare(&by_count, &best_by_count)))
+		return c;
+	if (like != best_like)
+		return like > best_like ? -1 : 1;
+	return args_distance_compare(d, best);
+}
+
 /* Pairs each unpaired head image with an unpaired base image of the same
  * executable name and fork ordinal, as the pass allows: the nearest in
- * arguments, then the likest (likeness), the first of equals. The arguments
+ * arguments (apart, then places), then the likest (likeness), then the likest
+ * differing arguments, the first of equals. The arguments
  * kept are cut (32 KiB) and seen through temporary names: args_key, of the
  * whole of them, tells apart two runs that differ only past the cut. */
 static void pair_nearest(struct image_key *base, uint32_t nb, struct image_key *head, uint32_t nh,
-			 enum pairing pass)
+			 enum pairing pass, struct args_distance_scratch *s)
 {
 	for (uint32_t h = 0; h < nh; h++) {
 		int32_t best = -1;
-		size_t best_distance = SIZE_MAX;
+		struct args_distance best_distance = {0};
 		unsigned best_likeness = 0;
 		if (head[h].paired >= 0)
 			continue;
@@ -174,11 +196,11 @@ static void pair_nearest(struct image_key *base, uint32_t nb, struct image_key *
 			    (pass == SAME_RUN_SAME_ARG0 && (!same_run || !same_arg0(x, y))) ||
 			    (pass == SAME_RUN && !same_run))
 				continue;
-			size_t d = arg_distance(x, y);
-			if (pass == SAME_ARGS && d)
+			struct args_distance d = arg_distance(x, y, s);
+			if (pass == SAME_ARGS && d.places)
 				continue;
 			unsigned like = likeness(x, y);
-			if (d < best_distance || (d == best_distance && like > best_likeness)) {
+			if (best < 0 || nearer(&d, like, &best_distance, best_likeness) < 0) {
 				best = (int32_t)b;
 				best_distance = d;
 				best_likeness = like;
@@ -196,15 +218,16 @@ int image_match(const void *base_buf, const void *head_buf, struct image_pair **
 {
 	uint32_t nb, nh;
 	struct image_key *base = keys_of(base_buf, &nb), *head = keys_of(head_buf, &nh);
+	struct args_distance_scratch *s = malloc(sizeof(*s));
 	struct image_pair *out = NULL;
 	size_t n = 0;
 
-	if (!base || !head)
+	if (!base || !head || !s)
 		goto out;
 	/* The strictest pairs first, so that a looser match never takes the
 	 * image of a stricter one. */
 	for (enum pairing pass = SAME_RUN_SAME_PATH; pass <= NEAREST; pass++)
-		pair_nearest(base, nb, head, nh, pass);
+		pair_nearest(base, nb, head, nh, pass, s);
 	out = calloc((size_t)nb + nh + 1, sizeof(*out));
 	if (!out)
 		goto out;
@@ -213,13 +236,14 @@ int image_match(const void *base_buf, const void *head_buf, struct image_pair **
 		out[n++] = (struct image_pair){
 		    .base = b,
 		    .head = (int32_t)h,
-		    .args_differ = b >= 0 && arg_distance(&base[b], &head[h]) > 0,
+		    .args_differ = b >= 0 && arg_distance(&base[b], &head[h], s).places > 0,
 		};
 	}
 	for (uint32_t b = 0; b < nb; b++)
 		if (base[b].paired < 0)
 			out[n++] = (struct image_pair){.base = (int32_t)b, .head = -1};
 out:
+	free(s);
 	keys_free(base, nb);
 	keys_free(head, nh);
 	*pairs = out;

@@ -6,8 +6,10 @@
  * forked child also needs the same fork ordinal. Among images alike so, the
  * same run pairs first (the hash of its whole argv, and the same path or
  * argv[0]). Images that match nothing so are paired, as replay pairs them,
- * with an image of the same executable whose arguments differ in the fewest
- * places (argv[0] aside), the likest of equals. */
+ * with an image of the same executable of the nearest arguments
+ * (args_distance.h: the fewest apart as a multiset, then by position), the
+ * likest of equals (the same path or argv[0], then the likest differing
+ * arguments). */
 #pragma once
 
 #include <stdbool.h>

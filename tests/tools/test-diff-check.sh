@@ -346,6 +346,16 @@ status 0 "$MEMPLAN" diff --json "$WORK/pair/base.plan" "$WORK/pair/head.plan"
 [ "$(json_get "$WORK/out" 'sorted((i["status"], i["args"][-1] == i["base_args"][-1]) for i in d["images"])')" = \
   "[('paired', True), ('paired', True), ('paired', True), ('paired', True), ('paired_by_executable', False)]" ] ||
   fail "pairing: diff --json: $(head -c 600 "$WORK/out")"
+# A run of other arguments pairs with the nearest as replay finds it:
+# reordered options are no difference (by position, `y -b 501` was as far
+# from `-a x 10` as from `-b y 500`, and took the first).
+(cd "$WORK/pair" && "$MEMPLAN" record -o "$WORK/pair/base2.plan" -- \
+  sh -c "./blocks -a x 10; ./blocks -b y 500" >/dev/null) || fail "pairing: recording base2 failed"
+(cd "$WORK/pair" && "$MEMPLAN" record -o "$WORK/pair/head2.plan" -- ./blocks y -b 501 >/dev/null) ||
+  fail "pairing: recording head2 failed"
+status 0 "$MEMPLAN" diff --json "$WORK/pair/base2.plan" "$WORK/pair/head2.plan"
+[ "$(json_get "$WORK/out" '[i["base_args"][1:] for i in d["images"] if i["status"] == "paired_by_executable"]')" = \
+  "[['-b', 'y', '500']]" ] || fail "pairing: reordered options: $(head -c 600 "$WORK/out")"
 
 # Usage errors: exit 2.
 status 2 "$MEMPLAN" diff "$WORK/v1.plan"
