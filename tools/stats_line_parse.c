@@ -225,7 +225,8 @@ static void value(struct cursor *c, const char *prefix, const char *key, struct 
 	}
 }
 
-bool stats_line_parse(const char *text, struct stats_line *out)
+/* The whole of text as one object. */
+static bool parse_object(const char *text, struct stats_line *out)
 {
 	struct cursor c = {.p = text};
 
@@ -235,4 +236,26 @@ bool stats_line_parse(const char *text, struct stats_line *out)
 		return false;
 	skip_space(&c);
 	return !*c.p;
+}
+
+/* How every line the preload library writes opens (json_line.c). A quote in
+ * one of its strings is escaped, so within a line these bytes open it and
+ * nothing else. */
+static const char line_opening[] = "{\"exe\":\"";
+
+bool stats_line_parse(const char *text, struct stats_line *out)
+{
+	const char *last = NULL;
+
+	if (parse_object(text, out))
+		return true;
+	if (!*text)
+		return false;
+	/* A line after a command's output that did not end with a newline
+	 * (replay --stats -, then `printf abc`) is glued to its last bytes:
+	 * abc{"exe":...}. Read from the line's last opening, and only as a
+	 * whole object to the end of the line. */
+	for (const char *p = strstr(text + 1, line_opening); p; p = strstr(p + 1, line_opening))
+		last = p;
+	return last && parse_object(last, out);
 }

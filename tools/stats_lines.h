@@ -57,7 +57,9 @@ int stats_lines_read(const char *path, off_t from,
 int stats_lines_read_stream(FILE *f, void (*each)(const struct stats_line *line, void *ctx),
 			    void *ctx);
 
-/* Parses one line into *out. Returns false if it is not a statistics object. */
+/* Parses one line into *out: a statistics object, or other bytes and then one
+ * to the line's end (a command's output that did not end with a newline).
+ * Returns false if it is neither. */
 bool stats_line_parse(const char *text, struct stats_line *out);
 
 /* Chooses the statistics file for a command memplan runs: the user's (made
