@@ -54,16 +54,26 @@ static void add_line(const struct stats_line *line, void *ctx)
 	im->sandboxed = line->sandboxed;
 	im->unreadable = line->plan_unreadable;
 	uint64_t most = 0;
+	const char *top = NULL;
 	for (uint32_t k = 0; k < line->miss_count; k++)
 		if (line->miss[k] > most) {
 			most = line->miss[k];
+			top = line->miss_name[k];
 			at = 0;
-			text_safe_append(im->top_miss, sizeof(im->top_miss), &at,
-					 line->miss_name[k], strlen(line->miss_name[k]));
+			text_safe_append(im->top_miss, sizeof(im->top_miss), &at, top, strlen(top));
 		}
-	if (line->missed_site_count) {
-		im->has_top_site = true;
-		im->top_site_key = line->missed_sites[0].key;
+	/* The site named is the one that missed most for that reason: the site
+	 * that missed most of all may have missed once, for another, while most
+	 * calls missed at no site of the plan (unknown_site). */
+	most = 0;
+	for (uint32_t i = 0; top && i < line->missed_site_count; i++) {
+		const struct stats_missed_site *m = &line->missed_sites[i];
+		for (uint32_t k = 0; k < m->reason_count; k++)
+			if (!strcmp(m->reason_name[k], top) && m->by_reason[k] > most) {
+				most = m->by_reason[k];
+				im->has_top_site = true;
+				im->top_site_key = m->key;
+			}
 	}
 	s->allocs += im->allocs;
 	s->hits += im->hits;
@@ -183,6 +193,17 @@ static int by_misses_desc(const void *pa, const void *pb)
 	return (ma < mb) - (ma > mb);
 }
 
+/* What the misses of a reason the preload library counts at no site of the
+ * plan were, said where a site would be named; NULL for another reason. */
+static const char *siteless(const char *reason)
+{
+	if (!strcmp(reason, "unknown_site"))
+		return "calls from stacks the plan has no site for";
+	if (!strcmp(reason, "size_unplanned"))
+		return "sizes the recording never asked for";
+	return NULL;
+}
+
 /* Lists the images of one reason, those with the same name as one ("sh x3"). */
 static void print_reason(FILE *out, enum reason why, struct replay_image **list, size_t n,
 			 double poor_pct)
@@ -220,6 +241,8 @@ static void print_reason(FILE *out, enum reason why, struct replay_image **list,
 		const char *site = why == POOR || why == OTHER_ARGS ? list[i]->top_site : "";
 		if (*reason && *site)
 			fprintf(out, " (mostly %s; most missed at %s)", reason, site);
+		else if (*reason && siteless(reason))
+			fprintf(out, " (mostly %s: %s)", reason, siteless(reason));
 		else if (*reason)
 			fprintf(out, " (mostly %s)", reason);
 		else if (*site)

@@ -25,7 +25,8 @@ struct replay_image {
 	bool sandboxed;	   /* its figures end where it sandboxed itself */
 	bool unreadable;   /* it could not read the plan (changed meanwhile), and ran on libc */
 	char top_miss[24]; /* the reason most allocations went to libc, or "" */
-	/* The call site that missed most, by its key in the plan, and its name
+	/* The call site that missed most for top_miss, by its key in the plan
+	 * (none for a reason counted at no site: unknown_site), and its name
 	 * once replay_summary_name_sites found it ("" until then). */
 	bool has_top_site;
 	uint64_t top_site_key;

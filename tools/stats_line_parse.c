@@ -137,9 +137,21 @@ static bool missed_site_begin(const char *key, struct stats_line *out)
 	if (!len || len > 16 || strspn(key, "0123456789abcdefABCDEF") != len ||
 	    out->missed_site_count == STATS_MISSED_SITES)
 		return false;
-	out->missed_sites[out->missed_site_count++] =
-	    (struct stats_missed_site){strtoull(key, NULL, 16), 0};
+	struct stats_missed_site *site = &out->missed_sites[out->missed_site_count++];
+	memset(site, 0, sizeof(*site));
+	site->key = strtoull(key, NULL, 16);
 	return true;
+}
+
+/* A count of misses by reason into names and counts, of which *count are
+ * taken: a reason past STATS_MISS_KINDS is not kept. */
+static void add_reason(char (*names)[24], uint64_t *counts, uint32_t *count, const char *key,
+		       uint64_t v)
+{
+	if (*count < STATS_MISS_KINDS) {
+		snprintf(names[*count], sizeof(names[0]), "%s", key);
+		counts[(*count)++] = v;
+	}
 }
 
 static void number(struct cursor *c, const char *prefix, const char *key, struct stats_line *out)
@@ -154,15 +166,13 @@ static void number(struct cursor *c, const char *prefix, const char *key, struct
 	c->p = end;
 	/* By address: a key of the line spelt the same is no missed site. */
 	if (prefix == missed_site_prefix) {
-		out->missed_sites[out->missed_site_count - 1].misses += v;
+		struct stats_missed_site *site = &out->missed_sites[out->missed_site_count - 1];
+		site->misses += v;
+		add_reason(site->reason_name, site->by_reason, &site->reason_count, key, v);
 		return;
 	}
 	if (prefix && !strcmp(prefix, "misses")) {
-		if (out->miss_count < STATS_MISS_KINDS) {
-			snprintf(out->miss_name[out->miss_count], sizeof(out->miss_name[0]), "%s",
-				 key);
-			out->miss[out->miss_count++] = v;
-		}
+		add_reason(out->miss_name, out->miss, &out->miss_count, key, v);
 		return;
 	}
 	if (prefix)

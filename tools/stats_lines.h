@@ -16,10 +16,14 @@
 #define STATS_MISSED_SITES 8
 
 /* A call site that went to libc, by its key in the plan (as memplan show
- * --json gives it), and its misses (of every reason). */
+ * --json gives it), and its misses: of every reason, and by reason as the
+ * line names them (the first STATS_MISS_KINDS). */
 struct stats_missed_site {
 	uint64_t key;
 	uint64_t misses;
+	uint32_t reason_count;
+	char reason_name[STATS_MISS_KINDS][24];
+	uint64_t by_reason[STATS_MISS_KINDS];
 };
 
 struct stats_line {

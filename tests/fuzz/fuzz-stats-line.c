@@ -32,6 +32,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t i = 0; i < line.miss_count; i++)
 			if (!ENDED(line.miss_name[i]))
 				abort();
+		for (uint32_t i = 0; i < line.missed_site_count; i++) {
+			const struct stats_missed_site *m = &line.missed_sites[i];
+			if (m->reason_count > STATS_MISS_KINDS)
+				abort();
+			for (uint32_t k = 0; k < m->reason_count; k++)
+				if (!ENDED(m->reason_name[k]))
+					abort();
+		}
 	}
 	free(text);
 	return 0;

@@ -215,7 +215,7 @@ summary other-args "\(sort, arena .*\); for other arguments: sort [0-9.]+%$"
 "$MEMPLAN" replay -p "$WORK/sort.plan" --min-hit-rate 100 -- sort --version >/dev/null \
   2>"$WORK/other-args-poor.err" && fail "other-args-poor: under --min-hit-rate 100, exit status 0"
 sed -i '/--strict/d' "$WORK/other-args-poor.err"
-summary other-args-poor "; for other arguments: sort [0-9.]+% \(mostly [a-z_]+(; most missed at .*)?\)$"
+summary other-args-poor "; for other arguments: sort [0-9.]+% \(mostly [a-z_]+(; most missed at .*|: .*)?\)$"
 # The good plan still works, and an unwritable statistics path is reported.
 raw stats-unwritable "nodir/s.jsonl: cannot write statistics: No such file" \
   MEMPLAN_MODE=replay MEMPLAN_PLAN="$WORK/good.plan" MEMPLAN_STATS="$WORK/nodir/s.jsonl"

@@ -5,8 +5,10 @@
  *   gf: the other way round: every frame is one that fg ran through, at the
  *       same return addresses, but the stacks are not fg's;
  *   new: through a function fg never runs, whose frame a plan of fg knows
- *       nothing of.
- * usage: other_paths fg|gf|new ROUNDS; prints a checksum. */
+ *       nothing of;
+ *   new-big: as new, but the last round runs fg's paths for blocks larger
+ *       than fg made there (misses at sites the plan has).
+ * usage: other_paths fg|gf|new|new-big ROUNDS; prints a checksum. */
 #include <stdio.h>
 #include <string.h>
 
@@ -47,16 +49,21 @@ static __attribute__((noinline)) void through_new(size_t n)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: other_paths fg|gf|new ROUNDS\n");
+		fprintf(stderr, "usage: other_paths fg|gf|new|new-big ROUNDS\n");
 		return 2;
 	}
 	long rounds = atol(argv[2]);
+	const char *mode = argv[1];
 	for (long i = 0; i < rounds; i++) {
 		size_t n = 32 + (size_t)(i % 4) * 8;
-		if (!strcmp(argv[1], "fg")) {
+		if (!strcmp(mode, "new-big") && i == rounds - 1) {
+			mode = "fg"; /* by fg's own calls: the stacks it recorded */
+			n = 80;
+		}
+		if (!strcmp(mode, "fg")) {
 			through_a(via_f, n);
 			through_b(via_g, n);
-		} else if (!strcmp(argv[1], "gf")) {
+		} else if (!strcmp(mode, "gf")) {
 			through_a(via_g, n);
 			through_b(via_f, n);
 		} else {

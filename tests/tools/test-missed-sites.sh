@@ -68,6 +68,19 @@ share=$(sed -n 's/^memplan replay: \([0-9.]*%\) of .*$/\1/p' err)
   fail "strict: the share differs from the summary's: $(cat err)"
 echo "summary: $(head -n 1 err)"
 
+# Most calls from stacks the plan has no site for (unknown_site, counted at
+# no site), and one at a site of the plan (size_too_large): the summary names
+# no site as where most missed, but what those calls were. (Once: "mostly
+# unknown_site; most missed at helper <- via_f <- through_a", the site of the
+# one.)
+paths="$PROGRAMS/other_paths"
+status 0 "$MEMPLAN" record -o paths.plan -- "$paths" fg 100
+status 0 "$MEMPLAN" replay -p paths.plan --stats paths.jsonl -- "$paths" new-big 1000
+grep -q '"unknown_site":999,.*"missed_sites":{"[0-9a-f]*":{"size_too_large":1}}' paths.jsonl ||
+  fail "other_paths new-big: not the misses the test expects: $(cat paths.jsonl)"
+grep -q '^memplan replay: .*; for other arguments: other_paths 0\.0% (mostly unknown_site: calls from stacks the plan has no site for)$' err ||
+  fail "summary of unknown_site misses: $(cat err)"
+
 # memplan check names the sites that missed most, with their misses.
 status 1 "$MEMPLAN" check t.plan --min-hit-rate 90 --stats s.jsonl
 grep -q '^FAIL --min-hit-rate 90%: .*; missed most: .*table_row <- main (growing_table) [0-9]' out ||
