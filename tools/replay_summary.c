@@ -21,6 +21,11 @@
 /* Names listed per reason; the rest are counted. */
 #define NAMES_PER_REASON 4
 
+/* Calls a process (or those of one name) must have made to be named as poorly
+ * served, unless they are a tenth of the command's: four shells' children
+ * that made one each, and missed it, are no lead in a run of thousands. */
+#define POOR_MIN_ALLOCS 100
+
 struct reader {
 	struct replay_summary *s;
 	size_t cap;
@@ -204,41 +209,57 @@ static const char *siteless(const char *reason)
 	return NULL;
 }
 
-/* Lists the images of one reason, those with the same name as one ("sh x3"). */
-static void print_reason(FILE *out, enum reason why, struct replay_image **list, size_t n,
-			 double poor_pct)
-{
-	size_t shown = 0, groups = 0;
+/* Images of one name, listed as one ("sh x3"). */
+struct group {
+	struct replay_image *first; /* the one that missed most */
+	uint64_t allocs, hits;
+	unsigned same;
+};
 
+/* Lists the images of one reason, those with the same name as one. A group
+ * poorly served with fewer than POOR_MIN_ALLOCS calls, under a tenth of the
+ * command's (all_allocs), is left out (it counts in the share all the same);
+ * so is the reason, if that leaves none. */
+static void print_reason(FILE *out, enum reason why, struct replay_image **list, size_t n,
+			 uint64_t all_allocs, double poor_pct)
+{
+	struct group *groups = calloc(n, sizeof(*groups));
+	size_t shown = 0, count = 0;
+
+	if (!groups)
+		return;
 	qsort(list, n, sizeof(*list), by_misses_desc);
-	fprintf(out, "; %s:", reason_label[why]);
 	for (size_t i = 0; i < n; i++) {
 		if (!list[i])
 			continue; /* counted with an earlier one of its name */
-		uint64_t allocs = list[i]->allocs, hits = list[i]->hits;
-		unsigned same = 1;
+		struct group g = {list[i], list[i]->allocs, list[i]->hits, 1};
 		for (size_t k = i + 1; k < n; k++)
 			if (list[k] && !strcmp(list[k]->name, list[i]->name)) {
-				allocs += list[k]->allocs;
-				hits += list[k]->hits;
-				same++;
+				g.allocs += list[k]->allocs;
+				g.hits += list[k]->hits;
+				g.same++;
 				list[k] = NULL;
 			}
-		groups++;
-		if (shown == NAMES_PER_REASON)
-			continue;
+		if (why != POOR || g.allocs >= POOR_MIN_ALLOCS || g.allocs * 10 >= all_allocs)
+			groups[count++] = g;
+	}
+	if (count)
+		fprintf(out, "; %s:", reason_label[why]);
+	for (; shown < count && shown < NAMES_PER_REASON; shown++) {
+		const struct group *g = &groups[shown];
 		char pct[16];
-		percent_text(pct, sizeof(pct), hits, allocs);
-		fprintf(out, "%s %s", shown ? "," : "", list[i]->name);
-		if (same > 1)
-			fprintf(out, " x%u", same);
+		percent_text(pct, sizeof(pct), g->hits, g->allocs);
+		fprintf(out, "%s %s", shown ? "," : "", g->first->name);
+		if (g->same > 1)
+			fprintf(out, " x%u", g->same);
 		if (why == OTHER_ARGS || why == PAST_FORKS || why == POOR || why == SANDBOXED)
 			fprintf(out, " %s", pct);
 		/* The reason and the site are named only for an image served
 		 * under poor_pct (the site is looked up only for those). */
-		const bool poor = why == POOR || (why == OTHER_ARGS && poorly_served(list[i], poor_pct));
-		const char *reason = poor ? list[i]->top_miss : "";
-		const char *site = why == POOR || why == OTHER_ARGS ? list[i]->top_site : "";
+		const bool poor =
+		    why == POOR || (why == OTHER_ARGS && poorly_served(g->first, poor_pct));
+		const char *reason = poor ? g->first->top_miss : "";
+		const char *site = why == POOR || why == OTHER_ARGS ? g->first->top_site : "";
 		if (*reason && *site)
 			fprintf(out, " (mostly %s; most missed at %s)", reason, site);
 		else if (*reason && siteless(reason))
@@ -247,10 +268,10 @@ static void print_reason(FILE *out, enum reason why, struct replay_image **list,
 			fprintf(out, " (mostly %s)", reason);
 		else if (*site)
 			fprintf(out, " (most missed at %s)", site);
-		shown++;
 	}
-	if (groups > shown)
-		fprintf(out, " and %zu more", groups - shown);
+	if (count > shown)
+		fprintf(out, " and %zu more", count - shown);
+	free(groups);
 }
 
 const struct replay_plan_exe *replay_summary_other_build(const struct replay_summary *s,
@@ -315,7 +336,7 @@ void replay_summary_print(FILE *out, const struct replay_summary *s,
 	}
 	for (int r = 0; r < REASONS; r++) {
 		if (counts[r])
-			print_reason(out, (enum reason)r, lists[r], counts[r], poor_pct);
+			print_reason(out, (enum reason)r, lists[r], counts[r], s->allocs, poor_pct);
 		free(lists[r]);
 	}
 	fputc('\n', out);

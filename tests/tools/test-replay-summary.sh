@@ -87,6 +87,26 @@ status 0 "$MEMPLAN" record -o one.plan -- ./one
 status 0 "$MEMPLAN" replay -p one.plan -- ./one
 grep -q "^memplan replay: 100% of 1 allocation served from the arena (one, arena " err ||
   fail "one allocation: $(cat err)"
+# Poorly served with too few calls to matter, under 100 and under a tenth of
+# the command's, is not named, alone or with the others of its name (4
+# processes of 20 calls each, by one of 2,000 served); it still counts in the
+# share. 4 of 30 are named, and so is a command's only process however few its
+# calls (nofile below). (Once: "poorly served: bash x4 0%" for 1 call each.)
+# few makes N calls of a size the recording never made, with BIG in the
+# environment: the same image, exactly.
+printf '#include <stdlib.h>\nint main(void) { const char *n = getenv("N"); for (int i = 0; i < (n ? atoi(n) : 1); i++) { void *volatile p = malloc(getenv("BIG") ? 100000 : 100); free(p); } return 0; }\n' >few.c
+printf '#include <stdlib.h>\nint main(void) { for (int i = 0; i < 2000; i++) { void *volatile p = malloc(64); free(p); } return 0; }\n' >many.c
+gcc -O0 -o few few.c
+gcc -O0 -o many many.c
+four='./many; ./few; ./few; ./few; ./few; true'
+status 0 "$MEMPLAN" record -o few.plan -- sh -c "$four"
+BIG=1 N=20 status 0 "$MEMPLAN" replay -p few.plan --stats few.jsonl -- sh -c "$four"
+[ "$(grep -c '"exe":"[^"]*/few",.*"hits":0,' few.jsonl)" = 4 ] || fail "few x4: not 4 lines of 0 hits: $(cat few.jsonl)"
+grep -q "^memplan replay: 9[0-9.]*% of 2,[0-9,]* allocations served from the arena by [0-9]* process images (arenas [^)]*)$" err ||
+  fail "few x4 of 20 calls named: $(cat err)"
+BIG=1 N=30 status 0 "$MEMPLAN" replay -p few.plan -- sh -c "$four"
+grep -q "; poorly served: few x4 0% (mostly size_unplanned" err || fail "few x4 of 30 calls not named: $(cat err)"
+
 # A command killed by SIGKILL wrote no statistics: that is said, not that the
 # plan is of other programs, directly or through a wrapper that says so in its
 # status (timeout exits 137).
