@@ -34,6 +34,7 @@
 #include "plan_file.h"
 #include "plan_summary.h"
 #include "stats_lines.h"
+#include "stdout_end.h"
 #include "text_safe.h"
 
 /* The sites a violation names. */
@@ -670,7 +671,12 @@ static int check_plan(const char *path, const char *name, const struct limits *l
 		       rep->count ? "false" : "true", plan_file_header(plan)->image_count, fresh,
 		       (int)rep->violations_bytes, rep->violations_text);
 	}
-	status = fflush(stdout) != 0 ? 1 : rep->count ? 1 : 0;
+	status = stdout_end(stdout);
+	if (status < 0) {
+		fprintf(stderr, "memplan: cannot write the output\n");
+		status = 1;
+	} else if (!status)
+		status = rep->count ? 1 : 0;
 	goto out;
 oom:
 	fprintf(stderr, "memplan: out of memory\n");

@@ -21,6 +21,7 @@
 #include "markdown_text.h"
 #include "plan_compare.h"
 #include "plan_file.h"
+#include "stdout_end.h"
 #include "text_safe.h"
 
 enum format { TEXT, JSON, MARKDOWN };
@@ -402,9 +403,11 @@ static int cmd_diff_body(int argc, char **argv)
 			print_json(stdout, paths[0], paths[1], &cmp, top);
 		else
 			print_report(stdout, format, names[0], names[1], &cmp, top);
-		status = fflush(stdout) == 0 ? 0 : 1;
-		if (status)
+		status = stdout_end(stdout);
+		if (status < 0) {
 			fprintf(stderr, "memplan: cannot write the output\n");
+			status = 1;
+		}
 	}
 	plan_comparison_free(&cmp);
 	symbolizer_free(sym);

@@ -37,6 +37,7 @@
 #include "output_target.h"
 #include "plan_replan.h"
 #include "planner.h"
+#include "stdout_end.h"
 #include "text_safe.h"
 
 #define PLAN_DEFAULT_TIME_LIMIT_S 10.0
@@ -260,9 +261,17 @@ static int plan_csv_main(const struct plan_args *a)
 			fprintf(stderr, "memplan: %s: %s\n", a->out_name, strerror(-ret));
 			goto err_free;
 		}
-	} else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout)) {
-		fprintf(stderr, "memplan: <stdout>: %s\n", strerror(errno));
-		goto err_free;
+	} else {
+		fwrite(buf, 1, len, stdout);
+		ret = stdout_end(stdout);
+		if (ret == STDOUT_END_READER_GONE) {
+			status = ret;
+			goto err_free;
+		}
+		if (ret) {
+			fprintf(stderr, "memplan: <stdout>: %s\n", strerror(errno));
+			goto err_free;
+		}
 	}
 
 	fprintf(stderr,

@@ -25,6 +25,7 @@
 #include "replay_summary.h"
 #include "command_exe.h"
 #include "stats_lines.h"
+#include "stdout_end.h"
 #include "text_safe.h"
 
 /* An image served less than this share, without --min-hit-rate, is named in
@@ -205,7 +206,8 @@ static void after_appends_to_stderr(const char *stats_path)
 		lseek(STDERR_FILENO, 0, SEEK_END);
 }
 
-/* Writes the file at path to standard output. Returns 0, or -1 with errno. */
+/* Writes the file at path to standard output. Returns 0, -1 with errno, or
+ * STDOUT_END_READER_GONE (stdout_end.h). */
 static int copy_to_stdout(const char *path)
 {
 	char buf[65536];
@@ -217,9 +219,14 @@ static int copy_to_stdout(const char *path)
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
 		if (fwrite(buf, 1, n, stdout) != n)
 			break;
-	const bool failed = ferror(in) || ferror(stdout) || fflush(stdout) != 0;
+	const bool read_failed = ferror(in);
 	fclose(in);
-	return failed ? -1 : 0;
+	const int end = stdout_end(stdout);
+	if (!end && read_failed) {
+		errno = EIO;
+		return -1;
+	}
+	return end;
 }
 
 /* Runs the command with its statistics going to stats, or to a file of our own
@@ -258,7 +265,8 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 	status = launch_run(command);
 	lines = replay_summary_read(path, from, &s);
 	after_appends_to_stderr(path);
-	if (to_stdout && copy_to_stdout(path) < 0)
+	const int copied = to_stdout ? copy_to_stdout(path) : 0;
+	if (copied < 0)
 		fprintf(stderr, "memplan: cannot write the statistics to standard output: %s\n",
 			strerror(errno));
 	if (temporary)
@@ -363,7 +371,10 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 		strict_failure(o, "no process of the command wrote its statistics", status);
 	}
 	replay_summary_free(&s);
-	return failed && status == 0 ? 1 : status;
+	if (failed && status == 0)
+		return 1;
+	/* As the command would end, writing there. */
+	return copied == STDOUT_END_READER_GONE && status == 0 ? copied : status;
 }
 
 int cmd_replay(int argc, char **argv)

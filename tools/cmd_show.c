@@ -26,6 +26,7 @@
 #include "plan_svg.h"
 #include "show_images.h"
 #include "size_text.h"
+#include "stdout_end.h"
 #include "text_safe.h"
 
 /* Room for a frame's name: C++ template names run past a thousand bytes. */
@@ -459,7 +460,10 @@ static int cmd_show_body(int argc, char **argv)
 		status = plan_svg_show(stdout, name, buf, order, count, sym);
 	} else {
 		status = show_images(path, name, buf, order, count, &o, sym);
-		if (!status && fflush(stdout) != 0) {
+		const int end = status ? 0 : stdout_end(stdout);
+		if (end == STDOUT_END_READER_GONE)
+			status = end;
+		else if (end) {
 			fprintf(stderr, "memplan: cannot write the output\n");
 			status = 1;
 		}

@@ -21,6 +21,7 @@
 #include "plan_summary.h"
 #include "plan_svg.h"
 #include "size_text.h"
+#include "stdout_end.h"
 #include "utf8.h"
 
 #define GRID_W	    800
@@ -579,7 +580,11 @@ int plan_svg_show(FILE *out, const char *name, const void *buf, const uint32_t *
 		err = plan_svg_write(out, &im, sym);
 		free(entries);
 	}
-	if (!err && fflush(out) != 0)
+	/* A write that failed (-EIO) may be one to a reader gone. */
+	const int end = stdout_end(out);
+	if (end == STDOUT_END_READER_GONE)
+		return end;
+	if (end && !err)
 		err = -EIO;
 	if (err) {
 		fprintf(stderr, "memplan: %s: %s\n", name,

@@ -156,6 +156,34 @@ for f in stats-cut stats-trail; do
   status 1 sh -c "'$MEMPLAN' check '$WORK/env.plan' --min-hit-rate 50 --stats - <'$WORK/$f'"
 done
 
+# A reader that closed the pipe (memplan show PLAN | head -1) ends memplan
+# quietly, as SIGPIPE ends git log there: status 141 (or killed by SIGPIPE),
+# nothing on stderr, whether memplan's parent ignored SIGPIPE or not. (Once:
+# "memplan: cannot write the output", exit 1.) A write that fails otherwise
+# (/dev/full) is still said in one line; replay keeps the command's status.
+python3 -S - "$MEMPLAN" "$WORK/env.plan" "$MEMPLAN_DSA_DIR/input.12.csv" >"$WORK/out" 2>"$WORK/err" <<'PY' ||
+import os, signal, subprocess, sys
+memplan, plan, csv = sys.argv[1:]
+commands = [["show", "--top", "all", plan], ["show", "--json", plan], ["show", "--svg", plan],
+            ["diff", plan, plan], ["check", plan, "--max-allocs", "1000000000"],
+            ["plan", "--csv", csv, "-o", "-"],
+            ["replay", "-q", "-p", plan, "--stats", "-", "--", "sort", "/dev/null"]]
+for args in commands:
+    for default in (True, False):  # SIGPIPE as a shell leaves it; ignored
+        r, w = os.pipe()
+        os.close(r)
+        p = subprocess.run([memplan] + args, stdout=w, stderr=subprocess.PIPE,
+                           restore_signals=default)
+        os.close(w)
+        assert p.returncode in ((141, -signal.SIGPIPE) if default else (141,)) and not p.stderr, \
+            (args, default, p.returncode, p.stderr)
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([memplan] + args, stdout=full, stderr=subprocess.PIPE)
+    assert p.returncode == (0 if args[0] == "replay" else 1) and p.stderr.count(b"\n") == 1, \
+        (args, "/dev/full", p.returncode, p.stderr)
+PY
+  fail "a closed standard output: $(cat "$WORK/err")"
+
 # With no descriptor left for the pipe that tells a failed exec (ulimit -n 4),
 # the command runs all the same. (Once: "cannot make a pipe", status 127.)
 python3 -S - "$MEMPLAN" "$WORK/env.plan" >"$WORK/out" 2>"$WORK/err" <<'PY' || fail "ulimit -n 4: $(cat "$WORK/err")"
