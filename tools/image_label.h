@@ -4,9 +4,17 @@
  * (show's table and details, diff's headings, check's lines). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "plan_file.h"
+
+/* Appends to out (cap bytes, *at of them written, escaped as text_safe.h does)
+ * the name of a process image: the file name of argv0, what the user ran, and
+ * the executable's file name exe after it if that is another ("redis-server
+ * (redis-check-rdb)" for a link to redis-check-rdb); exe alone for an argv0
+ * NULL or "". Returns false if out was too short for it. */
+bool image_label_name(char *out, size_t cap, size_t *at, const char *exe, const char *argv0);
 
 /* Writes a command of image into out (cap bytes, NUL-terminated), cut with
  * "..." where it does not fit: image_match_label, or show's table's. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "array_grow.h"
+#include "image_label.h"
 #include "missed_sites.h"
 #include "size_text.h"
 #include "stats_lines.h"
@@ -50,6 +51,8 @@ static void add_line(const struct stats_line *line, void *ctx)
 	const char *slash = strrchr(line->exe, '/'), *name = slash ? slash + 1 : line->exe;
 	size_t at = 0;
 	text_safe_append(im->name, sizeof(im->name), &at, name, strlen(name));
+	at = 0;
+	image_label_name(im->label, sizeof(im->label), &at, name, line->argv0);
 	im->allocs = line->allocs;
 	im->hits = line->hits;
 	im->arena_bytes = line->arena_bytes;
@@ -234,7 +237,7 @@ static void print_reason(FILE *out, enum reason why, struct replay_image **list,
 			continue; /* counted with an earlier one of its name */
 		struct group g = {list[i], list[i]->allocs, list[i]->hits, 1};
 		for (size_t k = i + 1; k < n; k++)
-			if (list[k] && !strcmp(list[k]->name, list[i]->name)) {
+			if (list[k] && !strcmp(list[k]->label, list[i]->label)) {
 				g.allocs += list[k]->allocs;
 				g.hits += list[k]->hits;
 				g.same++;
@@ -249,7 +252,7 @@ static void print_reason(FILE *out, enum reason why, struct replay_image **list,
 		const struct group *g = &groups[shown];
 		char pct[16];
 		percent_text(pct, sizeof(pct), g->hits, g->allocs);
-		fprintf(out, "%s %s", shown ? "," : "", g->first->name);
+		fprintf(out, "%s %s", shown ? "," : "", g->first->label);
 		if (g->same > 1)
 			fprintf(out, " x%u", g->same);
 		if (why == OTHER_ARGS || why == PAST_FORKS || why == POOR || why == SANDBOXED)
@@ -303,7 +306,7 @@ void replay_summary_print(FILE *out, const struct replay_summary *s,
 	fprintf(out, "memplan replay: %s of %s allocation%s served from the arena", pct,
 		count_text(n, sizeof(n), s->allocs), s->allocs == 1 ? "" : "s");
 	if (s->count == 1)
-		fprintf(out, " (%s, arena %s)", s->images[0].name,
+		fprintf(out, " (%s, arena %s)", s->images[0].label,
 			size_text(size, sizeof(size), s->arena_bytes, false));
 	else
 		fprintf(out, " by %zu process images (arenas %s in all)", s->count,

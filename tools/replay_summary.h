@@ -18,7 +18,8 @@
 
 /* One process image's line, as the summary needs it. */
 struct replay_image {
-	char name[256]; /* the executable's file name */
+	char name[256];	 /* the executable's file name */
+	char label[512]; /* what the summary calls it (image_label_name) */
 	uint64_t allocs, hits, arena_bytes;
 	bool in_plan, other_args;
 	bool parent_image; /* a forked child the plan has no image of, served from its parent's */

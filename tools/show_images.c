@@ -93,7 +93,7 @@ static void command_text(const struct plan_image *im, char *out, size_t cap)
 {
 	const char *first = image_match_next_arg(im, NULL), *exe = image_match_exe_name(im);
 	size_t at = 0;
-	bool fits = text_safe_append(out, cap, &at, exe, strlen(exe));
+	bool fits = image_label_name(out, cap, &at, exe, first);
 
 	for (const char *a = first ? image_match_next_arg(im, first) : NULL; a && fits;
 	     a = image_match_next_arg(im, a))
@@ -110,7 +110,7 @@ static void print_rest(FILE *out, const void *buf, const uint32_t *order, uint32
 		       uint32_t count)
 {
 	struct name_count {
-		const char *name;
+		const char *name, *argv0; /* the executable's; argv[0], or NULL */
 		uint32_t n;
 	} *names = calloc(count - from, sizeof(*names));
 	size_t distinct = 0;
@@ -120,12 +120,19 @@ static void print_rest(FILE *out, const void *buf, const uint32_t *order, uint32
 	for (uint32_t i = from; names && i < count; i++) {
 		struct plan_image im;
 		plan_file_image(buf, order[i], &im);
-		const char *name = image_match_exe_name(&im);
-		size_t k = 0;
-		while (k < distinct && strcmp(names[k].name, name))
-			k++;
+		const char *name = image_match_exe_name(&im),
+			   *argv0 = image_match_next_arg(&im, NULL);
+		char label[512], seen[512];
+		size_t k = 0, at = 0;
+		image_label_name(label, sizeof(label), &at, name, argv0);
+		for (; k < distinct; k++) {
+			at = 0;
+			image_label_name(seen, sizeof(seen), &at, names[k].name, names[k].argv0);
+			if (!strcmp(seen, label))
+				break;
+		}
 		if (k == distinct)
-			names[distinct++] = (struct name_count){name, 0};
+			names[distinct++] = (struct name_count){name, argv0, 0};
 		names[k].n++;
 	}
 	/* A few passes for the most frequent: there are at most REST_NAMES. */
@@ -136,8 +143,10 @@ static void print_rest(FILE *out, const void *buf, const uint32_t *order, uint32
 				best = k;
 		if (!names[best].n)
 			break;
-		fprintf(out, "%s %u ", shown ? "," : ":", names[best].n);
-		text_safe_fputs(names[best].name, out);
+		char label[512];
+		size_t at = 0;
+		image_label_name(label, sizeof(label), &at, names[best].name, names[best].argv0);
+		fprintf(out, "%s %u %s", shown ? "," : ":", names[best].n, label);
 		others -= names[best].n;
 		names[best].n = 0;
 	}

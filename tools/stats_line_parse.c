@@ -209,6 +209,8 @@ static void value(struct cursor *c, const char *prefix, const char *key, struct 
 			string(c, out->exe, sizeof(out->exe));
 		else if (!strcmp(key, "plan"))
 			string(c, out->plan, sizeof(out->plan));
+		else if (!strcmp(key, "argv0"))
+			string(c, out->argv0, sizeof(out->argv0));
 		else if (!strcmp(key, "error"))
 			string(c, out->error, sizeof(out->error));
 		else if (!strcmp(key, "match"))

@@ -33,6 +33,9 @@ struct stats_line {
 	/* The plan file, as the process was given it (MEMPLAN_PLAN) made
 	 * absolute, not resolved, and cut as exe is; "" if the line names none. */
 	char plan[UTF8_JSON_STRING_MAX + 1];
+	/* replay: the file name of argv[0] (its first 128 bytes), if it is not
+	 * exe's; else "". */
+	char argv0[256];
 	uint64_t pid;
 	uint64_t allocs, planned, hits, hit_bytes, arena_bytes;
 	bool exe_in_plan;

@@ -7,8 +7,9 @@
 #include <stdint.h>
 
 /* Every string is cut to UTF8_JSON_STRING_MAX bytes (utf8.h): a replay line
- * with its two paths so cut and every number at its widest takes 6,687 bytes,
- * so that the numbers memplan reads back always fit. */
+ * with its two paths so cut, every number at its widest and argv0 (128 bytes,
+ * each escaped in 6) takes 7,466 bytes, so that the numbers memplan reads back
+ * always fit. */
 struct json_line {
 	char buf[8192];
 	size_t len;

@@ -2062,6 +2062,31 @@ void replay_note_libc(int64_t bytes)
 		;
 }
 
+/* Bytes of argv[0]'s file name a line keeps: enough for a name, and room left
+ * in the line for it (json_line.h). */
+#define ARGV0_NAME_MAX 128
+
+/* Writes into out (ARGV0_NAME_MAX + 1 bytes) the file name of argv[0] if it is
+ * not the executable's: what the user ran (redis-server, a link to
+ * redis-check-rdb), which memplan replay names the image by; else "". */
+static void argv0_name(char *out)
+{
+	const struct image_identity *id = &preload_config.image;
+	const size_t len = strnlen(id->args, id->args_bytes);
+	const char *slash = memrchr(id->args, '/', len);
+	const char *name = slash ? slash + 1 : id->args;
+	const char *exe = strrchr(id->exe_path, '/');
+	size_t n = len - (size_t)(name - id->args);
+
+	exe = exe ? exe + 1 : id->exe_path;
+	if (!n || (strlen(exe) == n && !memcmp(exe, name, n)))
+		n = 0;
+	if (n > ARGV0_NAME_MAX)
+		n = ARGV0_NAME_MAX;
+	memcpy(out, name, n);
+	out[n] = '\0';
+}
+
 /* The sites that missed most, by their keys in the plan (memplan show --json
  * names them so), each with its misses by reason: "missed_sites":
  * {"0441b79c1a6051c3": {"pool_full": 3120}}. */
@@ -2089,6 +2114,7 @@ static void write_missed_sites(struct json_line *j)
 void replay_finish(void)
 {
 	struct json_line j;
+	char argv0[ARGV0_NAME_MAX + 1];
 	char pid[21];
 	int r;
 
@@ -2106,6 +2132,9 @@ void replay_finish(void)
 		return;
 	json_begin(&j);
 	json_key_str(&j, "exe", preload_config.image.exe_path);
+	argv0_name(argv0);
+	if (argv0[0])
+		json_key_str(&j, "argv0", argv0);
 	json_key_u64(&j, "pid", (uint64_t)getpid());
 	if (preload_config.image.fork_ordinal)
 		json_key_u64(&j, "fork", preload_config.image.fork_ordinal);

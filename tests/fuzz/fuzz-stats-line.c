@@ -25,8 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = '\0';
 	if (stats_line_parse(text, &line)) {
-		if (!ENDED(line.exe) || !ENDED(line.match) || !ENDED(line.error) ||
-		    line.miss_count > STATS_MISS_KINDS ||
+		if (!ENDED(line.exe) || !ENDED(line.argv0) || !ENDED(line.match) ||
+		    !ENDED(line.error) || line.miss_count > STATS_MISS_KINDS ||
 		    line.missed_site_count > STATS_MISSED_SITES)
 			abort();
 		for (uint32_t i = 0; i < line.miss_count; i++)

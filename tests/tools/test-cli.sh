@@ -556,4 +556,23 @@ exec 3<&-
 cmp -s "$WORK/small.planned" "$WORK/piped.planned" || fail "plan -o FIFO wrote: $(cat "$WORK/piped.planned")"
 status 2 "$MEMPLAN" plan "$WORK/threads.plan"
 status 1 "$MEMPLAN" plan "$WORK/junk.plan" -o "$WORK/x.plan"
+
+# An image is named by what the user ran, argv[0]'s file name, and by its
+# executable's after it where that is another (redis-server, a link to
+# redis-check-rdb): in show's table and the replay summary. (Once:
+# "other_paths fg 10" for a command typed as link-to-paths.) One run by its
+# own name keeps its name alone.
+ln -s "$PROGRAMS/other_paths" "$WORK/link-to-paths"
+two="'$WORK/link-to-paths' fg 10 && '$PROGRAMS/other_paths' gf 10"
+status 0 "$MEMPLAN" record -o "$WORK/link.plan" -- sh -c "$two"
+status 0 "$MEMPLAN" show "$WORK/link.plan"
+grep -Eq '^ .* [0-9]+ link-to-paths \(other_paths\) fg 10$' "$WORK/out" &&
+  grep -Eq '^ .* [0-9]+ other_paths gf 10$' "$WORK/out" || fail "show of a link: $(cat "$WORK/out")"
+status 0 "$MEMPLAN" replay -p "$WORK/link.plan" --stats "$WORK/link.jsonl" -- "$WORK/link-to-paths" new 10
+grep -q '^memplan replay: .* (link-to-paths (other_paths), arena .*; for other arguments: link-to-paths (other_paths) [0-9.]*% ' "$WORK/err" &&
+  grep -q '^{"exe":"[^"]*/other_paths","argv0":"link-to-paths",' "$WORK/link.jsonl" ||
+  fail "replay of a link: $(cat "$WORK/err" "$WORK/link.jsonl")"
+status 0 "$MEMPLAN" replay -p "$WORK/link.plan" --stats "$WORK/own.jsonl" -- "$PROGRAMS/other_paths" new 10
+grep -q '^memplan replay: .* (other_paths, arena ' "$WORK/err" && ! grep -q argv0 "$WORK/own.jsonl" ||
+  fail "replay by its own name: $(cat "$WORK/err" "$WORK/own.jsonl")"
 echo "cli: ok"
