@@ -417,9 +417,10 @@ static int stack_of(struct callsite_origin origin, void **ips, uintptr_t *at, bo
 			/* The plan gave every size of that module, and none
 			 * for this return address: the same frames up to it
 			 * always stop here (frame_walk.h). */
-			while (*named_none < (int)callsite_depth &&
-			       (uintptr_t)ips[(*named_none)++] != unlearned)
-				;
+			int k = 0;
+			while (k < (int)callsite_depth && (uintptr_t)ips[k] != unlearned)
+				k++;
+			*named_none = k < (int)callsite_depth ? k + 1 : 0;
 			return 0;
 		}
 	}
