@@ -2045,8 +2045,8 @@ void replay_note_libc(int64_t bytes)
 {
 	int64_t now, peak = atomic_load_explicit(&libc_peak_bytes, memory_order_relaxed);
 
-	/* With one thread, no bus lock (lone_atomic.h): a bus-locked add took
-	 * most of the time of each call that went to libc. */
+	/* With one thread, no bus lock (lone_atomic.h): one less on each call
+	 * that goes to libc. */
 	if (lone_thread()) {
 		now = atomic_load_explicit(&libc_live_bytes, memory_order_relaxed) + bytes;
 		atomic_store_explicit(&libc_live_bytes, now, memory_order_relaxed);
