@@ -25,7 +25,7 @@ late="(sleep 2; exec '$PROGRAMS/dsa_replay' '$WORK/instance.csv' >/dev/null)"
 
 # The sleepers below, named by memplan's messages, do not outlive the test.
 sleepers=()
-trap 'kill "${sleepers[@]}" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill "${sleepers[@]}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 # end_sleeper FILE: kills the sleeper that memplan named in FILE.
 end_sleeper() {
   local pid
@@ -33,6 +33,12 @@ end_sleeper() {
   [ -n "$pid" ] || fail "no sleeper named: $(cat "$1")"
   sleepers+=("$pid")
   kill "$pid"
+  # It writes its plan as it ends, under the lock of the directory the next
+  # case's memplan writes in: a case timed while it still held it failed.
+  for _ in $(seq 200); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
 }
 
 # late_image PLAN: "ARENA SYMBOLS" of the plan's dsa_replay image, or nothing.
