@@ -56,5 +56,6 @@ run fuzz-stats-line 4096 "$out/stats-corpus"
 build fuzz-plan-compare tools/plan_compare.c tools/image_match.c tools/site_identity.c \
   tools/markdown_text.c tools/frame_symbols.c tools/symbolize.c tools/text_safe.c \
   src/core/plan_file.c src/core/entry_codec.c src/core/plan_summary.c src/core/atomic_file.c \
-  src/core/file_io.c src/core/hash64.c src/core/temp_names.c src/core/utf8.c -ldw -lelf -lstdc++
+  src/core/file_io.c src/core/hash64.c src/core/temp_names.c src/core/utf8.c src/core/args_distance.c \
+  -ldw -lelf -lstdc++
 run fuzz-plan-compare 65536 "$out/corpus"
