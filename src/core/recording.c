@@ -443,15 +443,31 @@ static bool folds_now(struct recording *rec, uint32_t s)
 	return site->folded;
 }
 
+/* The fewest slots a pool grows by: 4, or as many as make 64 KiB for bigger
+ * slots, at least 1. A buffer grown by realloc moves through a pool of each
+ * size class, one block in each at a time: with 4 slots everywhere, a string
+ * grown to 600 KB had 13 pools of 4 slots, an arena 9.6 times its lower
+ * bound (2.5 now). */
+static uint32_t pool_growth_min(const struct recording_pool *p)
+{
+	const uint64_t fill = UINT64_C(64) << 10;
+
+	return p->slot_bytes >= fill	  ? 1
+	       : p->slot_bytes > fill / 4 ? (uint32_t)(fill / p->slot_bytes)
+					  : 4;
+}
+
 /* How many slots pool p grows by when it is full: a quarter of its target at a
  * time up to its target, so that it ends less than a quarter of that above
  * what its blocks needed; past it (or with no target), an eighth of what it
- * has, at least 4: a pool that keeps growing takes a few dozen chunks, and its
- * last one is at most an eighth too big (with a quarter, bench-churn 3000000's
- * arena was 18.7 MiB, with an eighth 17.7, for 16.2 live at most; with a
- * sixteenth its table site ran out of chunks). */
+ * has, at least pool_growth_min: a pool that keeps growing takes a few dozen
+ * chunks, and its last one is at most an eighth too big (with a quarter,
+ * bench-churn 3000000's arena was 18.7 MiB, with an eighth 17.7, for 16.2 live
+ * at most; with a sixteenth its table site ran out of chunks). */
 static uint32_t pool_growth(const struct recording_site *site, const struct recording_pool *p)
 {
+	const uint32_t least = pool_growth_min(p);
+
 	if (p->capacity < p->target)
 		return (p->target + 3) / 4;
 	/* A site whose blocks pile up in many pools used up its chunks growing
@@ -463,7 +479,7 @@ static uint32_t pool_growth(const struct recording_site *site, const struct reco
 	const unsigned shift = site->chunk_count < RECORDING_CHUNKS_MAX / 4 * 3	  ? 3
 			       : site->chunk_count < RECORDING_CHUNKS_MAX / 8 * 7 ? 2
 										  : 1;
-	return p->capacity >> shift > 4 ? p->capacity >> shift : 4;
+	return p->capacity >> shift > least ? p->capacity >> shift : least;
 }
 
 /* The pool a folded block of size bytes aligned to align takes, as replay would
