@@ -20,7 +20,7 @@ int replay_start(void);
 /* Whether this process replays an image of the plan. Without one (a program
  * the recording did not run, or a plan that cannot be read) every allocation
  * goes to libc and is only counted: the shims do that themselves
- * (route_counted_to_libc), at a counter's cost, not the router's. Changes only
+ * (route_count_to_libc), at a counter's cost, not the router's. Changes only
  * at start-up and in a forked child, before it has threads. */
 extern bool replay_has_image;
 
