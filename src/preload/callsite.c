@@ -602,6 +602,11 @@ uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cook
 	return stack->site;
 }
 
+void callsite_walks_reset(void)
+{
+	atomic_store_explicit(&walks, 0, memory_order_relaxed);
+}
+
 uint64_t callsite_walks(void)
 {
 	return atomic_load_explicit(&walks, memory_order_relaxed);

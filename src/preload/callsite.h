@@ -338,6 +338,9 @@ uint32_t callsite_walked(uintptr_t return_address, uintptr_t frame, void ***cook
  * evicting each other show here (replay's statistic `walks`). Thread-safe. */
 uint64_t callsite_walks(void);
 
+/* Counts walks from zero again: a forked child's are its own. */
+void callsite_walks_reset(void);
+
 /* The site of the caller's allocation, as the interner named it. Thread-safe.
  * Call with the guard set (it may allocate through libc on a new stack).
  * cookie (may be NULL): set to one pointer of the caller's own that the calling

@@ -432,6 +432,11 @@ uint64_t frame_walk_unwinds(void)
 	return atomic_load_explicit(&unwinds, memory_order_relaxed);
 }
 
+void frame_walk_unwinds_reset(void)
+{
+	atomic_store_explicit(&unwinds, 0, memory_order_relaxed);
+}
+
 bool frame_walk_from_unwinder(uintptr_t return_address)
 {
 	if (!atomic_load_explicit(&unwinder_open, memory_order_acquire))

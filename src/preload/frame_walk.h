@@ -99,6 +99,9 @@ int frame_walk_unwind(uintptr_t skip_start, uintptr_t skip_end, void **ips, uint
  * that a walk on learned sizes could not spare. */
 uint64_t frame_walk_unwinds(void);
 
+/* Counts unwinds from zero again: a forked child's are its own. */
+void frame_walk_unwinds_reset(void);
+
 /* Forgets every learned size: the code at some return address may have changed
  * (a module unloaded, another mapped in its place). A walk that runs meanwhile
  * sees each slot learned or empty, and in between at worst a wrong size: wrong

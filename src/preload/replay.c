@@ -1438,6 +1438,10 @@ static void reset_counters(void)
 	atomic_store(&libc_live_bytes, 0);
 	atomic_store(&libc_peak_bytes, 0);
 	site_misses_reset();
+	/* A child that made one allocation once said it had walked its
+	 * parent's 20 stacks. */
+	callsite_walks_reset();
+	frame_walk_unwinds_reset();
 }
 
 /* Forgets the image being replayed: its sites, windows and statistics. With one

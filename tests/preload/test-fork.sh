@@ -134,4 +134,43 @@ print("%s: %d forked children, %d of %d allocations served" % (sys.argv[2], len(
 assert len(forked) >= 150 and hits * 100 >= allocs * 95' "$WORK/piped-$shell.stats" "piped-$shell" ||
     fail "piped-$shell: the subshell's children were served poorly"
 done
+# A forked child's statistics are its own: one that made a single allocation
+# once said it had walked its parent's 20 stacks (walks, unwinds).
+cat >"$WORK/walker.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#define SITE(n) static __attribute__((noinline)) void *site##n(void) { return malloc(16 + n); }
+SITE(0) SITE(1) SITE(2) SITE(3) SITE(4) SITE(5) SITE(6) SITE(7) SITE(8) SITE(9)
+int main(void)
+{
+	void *(*sites[])(void) = {site0, site1, site2, site3, site4, site5, site6, site7, site8, site9};
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 10; i++)
+			free(sites[i]());
+	pid_t pid = fork();
+	if (pid == 0) {
+		printf("child\n");
+		exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	return 0;
+}
+C
+cc -O1 "$WORK/walker.c" -o "$WORK/walker"
+run_plain walker "$WORK/walker"
+run_record walker "$WORK/walker"
+run_replay walker "$WORK/walker"
+same_as_plain walker replay
+python3 -S -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+child = [d for d in lines if "fork" in d]
+parent = [d for d in lines if "fork" not in d]
+print("walker: child %s, parent %s" % ([(d["allocs"], d["walks"], d["unwinds"]) for d in child],
+                                       [(d["allocs"], d["walks"], d["unwinds"]) for d in parent]))
+assert len(child) == 1 and len(parent) == 1 and parent[0]["walks"] >= 10
+assert child[0]["walks"] <= child[0]["allocs"] and child[0]["unwinds"] <= child[0]["allocs"]' \
+  "$WORK/walker.stats" || fail "walker: the forked child counts the walks of its parent"
 echo "fork: ok"
