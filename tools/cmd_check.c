@@ -27,6 +27,7 @@
 #include "commands.h"
 #include "deep_stack.h"
 #include "image_label.h"
+#include "decimal_text.h"
 #include "json_print.h"
 #include "launch.h"
 #include "missed_sites.h"
@@ -206,8 +207,11 @@ struct violation {
 
 static void report_violation(struct report *rep, const struct violation *v)
 {
+	char limit[64];
+
+	decimal_text_format(limit, sizeof(limit), v->limit);
 	if (!rep->json) {
-		printf("FAIL %s %g%s: %s", v->option, v->limit, v->unit, v->text);
+		printf("FAIL %s %s%s: %s", v->option, limit, v->unit, v->text);
 		for (size_t k = 0; k < v->site_count; k++) {
 			const struct named_site *s = &v->sites[k];
 			if (k)
@@ -224,8 +228,8 @@ static void report_violation(struct report *rep, const struct violation *v)
 		return;
 	}
 	FILE *out = rep->violations;
-	fprintf(out, "%s{\"limit\":\"%s\",\"limit_value\":%g,\"figure\":\"%s\",\"image\":",
-		rep->count++ ? "," : "", v->option + 2, v->limit, v->figure);
+	fprintf(out, "%s{\"limit\":\"%s\",\"limit_value\":%s,\"figure\":\"%s\",\"image\":",
+		rep->count++ ? "," : "", v->option + 2, limit, v->figure);
 	json_print_text(out, v->image);
 	fprintf(out, ",\"value\":%.15g", v->value);
 	if (v->has_baseline)

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decimal_text.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "image_match.h"
@@ -357,10 +358,10 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 					   : "processes of the command could not read the plan",
 				       status);
 		} else if (o->strict && replay_summary_share(&s) < o->min_hit_pct) {
-			char why[128], pct[16];
+			char why[128], pct[16], limit[32];
 			replay_summary_share_text(&s, pct, sizeof(pct));
-			snprintf(why, sizeof(why), "%s served, under --min-hit-rate %g", pct,
-				 o->min_hit_pct);
+			snprintf(why, sizeof(why), "%s served, under --min-hit-rate %s", pct,
+				 decimal_text_format(limit, sizeof(limit), o->min_hit_pct));
 			failed = true;
 			strict_failure(o, why, status);
 		}

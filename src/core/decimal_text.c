@@ -2,6 +2,7 @@
 #include "decimal_text.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static bool is_digit(char c)
@@ -27,4 +28,15 @@ bool decimal_text_parse(const char *text, double *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+char *decimal_text_format(char *buf, size_t cap, double v)
+{
+	/* Whole numbers as they are; else the fewest decimals that read back. */
+	for (int decimals = 0; decimals <= 17; decimals++) {
+		snprintf(buf, cap, "%.*f", decimals, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
 }

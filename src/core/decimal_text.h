@@ -6,6 +6,12 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Reads text into *out if it is such a number (and finite); false if not. */
 bool decimal_text_parse(const char *text, double *out);
+
+/* Writes v (finite, at least 0) into buf (cap bytes, 32 suffice) as such a
+ * number, the shortest that reads back as v: 1048576, not %g's 1.04858e+06,
+ * which a script reads as 1048580. Returns buf. */
+char *decimal_text_format(char *buf, size_t cap, double v);

@@ -106,6 +106,13 @@ status 1 "$MEMPLAN" check "$WORK/v2.plan" --max-peak 20000 --max-allocs 481
 grep -q '^FAIL --max-peak 20000 bytes: requested peak of ./gate_app is 21568 bytes; hold the most: session_buffer <- session_open' \
   "$WORK/out" || fail "check --max-peak: $(cat "$WORK/out")"
 status 0 "$MEMPLAN" check "$WORK/v2.plan" --max-peak 21568 --max-allocs 482
+# Limits are written as given, in plain digits: %g wrote 1048577 as
+# "1.04858e+06", which a script reads as 1048580, and kept six digits.
+status 1 "$MEMPLAN" check "$WORK/v2.plan" --baseline "$WORK/v1.plan" --max-growth 2.123456789 --max-peak 12345
+grep -q '^FAIL --max-growth 2.123456789%: ' "$WORK/out" || fail "check --max-growth: $(cat "$WORK/out")"
+grep -q '^FAIL --max-peak 12345 bytes: ' "$WORK/out" || fail "check --max-peak: $(cat "$WORK/out")"
+status 1 "$MEMPLAN" check "$WORK/v2.plan" --baseline "$WORK/v1.plan" --max-growth 2.123456789 --json
+grep -q '"limit_value":2.123456789,' "$WORK/out" || fail "check --json: the limit is not as given: $(cat "$WORK/out")"
 # Growth from a requested peak of 0 has no percentage: diff says "(new)", and
 # check fails it whatever the limit, saying why, in text and JSON alike.
 mkdir "$WORK/zero"
