@@ -173,4 +173,13 @@ print("walker: child %s, parent %s" % ([(d["allocs"], d["walks"], d["unwinds"]) 
 assert len(child) == 1 and len(parent) == 1 and parent[0]["walks"] >= 10
 assert child[0]["walks"] <= child[0]["allocs"] and child[0]["unwinds"] <= child[0]["allocs"]' \
   "$WORK/walker.stats" || fail "walker: the forked child counts the walks of its parent"
+# A forked child's image lists the sites it allocated from, not its parent's:
+# a bash child of two dozen allocations once took 120 KB of plan.
+"$MEMPLAN" show --json "$WORK/walker.plan" | python3 -S -c '
+import json, sys
+images = json.load(sys.stdin)["images"]
+sites = {im["forked"]: im["sites"] for im in images}
+print("walker: sites of the parent %d, of the child %d" % (sites[False], sites[True]))
+assert len(images) == 2 and sites[False] >= 10 and sites[True] <= 2' ||
+  fail "walker: the forked child's image lists its parent's sites"
 echo "fork: ok"
