@@ -60,10 +60,12 @@ run_replay pool python3 "$WORK/pool.py"
 same_as_plain pool replay
 forked_lines pool 'python3[.0-9]*' >"$WORK/forked"
 [ "$(wc -l <"$WORK/forked")" -eq 2 ] || fail "pool: $(wc -l <"$WORK/forked") workers wrote statistics, not 2"
-# Which worker takes which task varies from run to run; most of what each one
-# allocates (its start-up) is the same.
-awk '$3 * 2 < $2 { exit 1 }' "$WORK/forked" ||
-  fail "pool: a worker served less than half its allocations from its plan: $(tr '\n' ';' <"$WORK/forked")"
+# Which worker takes which task varies from run to run: a worker recorded with
+# one task may run two (its start-up is a dozen allocations, a task another
+# dozen of sizes it may not have seen), and serve less than half its own. The
+# workers together repeat what was recorded: at least half of it served.
+awk '{ allocs += $2; hits += $3 } END { exit hits * 2 < allocs }' "$WORK/forked" ||
+  fail "pool: the workers served less than half their allocations from their plans: $(tr '\n' ';' <"$WORK/forked")"
 # A shell forks for every command of a loop's every round, and each child
 # allocates before its exec: the plan keeps the first 64 of an image's children
 # forked without exec, not one image per round (a plan that grew with the
@@ -134,6 +136,35 @@ print("%s: %d forked children, %d of %d allocations served" % (sys.argv[2], len(
 assert len(forked) >= 150 and hits * 100 >= allocs * 95' "$WORK/piped-$shell.stats" "piped-$shell" ||
     fail "piped-$shell: the subshell's children were served poorly"
 done
+# A bash loop whose every tenth turn forks two more, and whose children change
+# after its first ten turns, shows no whole turn in the 64 forks a recording
+# keeps: its children past them took their parent's image (25 of them, 92.8%
+# served in all). They now take the siblings of the turn that holds for three
+# forks in four.
+if command -v bash >/dev/null; then
+  cat >"$WORK/irregular.sh" <<'SH'
+declare -A h
+for i in $(seq 1 40); do
+  x=$(echo "$i" | tr 0-9 a-j); h[$x]=$((i * i))
+  (y=$(printf '%05d' "$i"); echo "$y" >/dev/null)
+  if ((i % 10 == 0)); then echo "$i $x ${h[$x]} $(basename /a/b/c$i) $(expr $i + 1)"; fi
+done
+SH
+  run_plain irregular bash "$WORK/irregular.sh"
+  run_record irregular bash "$WORK/irregular.sh"
+  run_replay irregular bash "$WORK/irregular.sh"
+  same_as_plain irregular replay
+  python3 -S -c '
+import json, sys
+forked = [json.loads(l) for l in open(sys.argv[1]) if "\"fork\"" in l]
+parent = [d for d in forked if d["match"] == "parent"]
+allocs, hits = sum(d["allocs"] for d in forked), sum(d["hits"] for d in forked)
+print("irregular: %d forked children, %d on their parent image, %d of %d allocations served" %
+      (len(forked), len(parent), hits, allocs))
+assert len(forked) >= 80 and not parent and hits * 100 >= allocs * 90' "$WORK/irregular.stats" ||
+    fail "irregular: the children past the recorded forks found no sibling"
+fi
+
 # A forked child's statistics are its own: one that made a single allocation
 # once said it had walked its parent's 20 stacks (walks, unwinds).
 cat >"$WORK/walker.c" <<'C'
