@@ -530,11 +530,12 @@ static enum image_match find_image(struct plan_image *found, bool *unreadable)
  * repeats the sibling of the last turn whose ordinal is n less a multiple of
  * p. Returns its index, or UINT32_MAX if there is none (no turn shows, or
  * that sibling has no image). */
-/* Whether two forked siblings' figures look alike: within an eighth and slack.
- * Only equal ones, and the children of a bash loop whose every tenth turn
- * forks two more showed no turn (the child after those two made one
- * allocation more, at one site more, or a string a byte longer): those past
- * the recorded ones took their parent's image, 29.5% served. */
+/* Whether two forked siblings' figures look alike: within an eighth, and
+ * slack. When only equal figures were alike, the children of a bash loop
+ * whose every tenth turn forks two more showed no turn (the child after
+ * those two made one allocation more, at one site more, or a string a byte
+ * longer): those past the recorded ones took their parent's image, 29.5%
+ * served. */
 static bool alike(uint64_t a, uint64_t b, uint64_t slack)
 {
 	const uint64_t hi = a > b ? a : b, lo = a > b ? b : a;
