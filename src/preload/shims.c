@@ -44,25 +44,6 @@ static int is_power_of_two(size_t v)
 		marked_result;                                                                     \
 	})
 
-/* Which way a shim sends a call, from the mode read once: straight to libc
- * (memplan is off, or the call comes from inside memplan); to libc, counted (a
- * replayed process without an image: route_count_to_libc); to replay's express
- * path first; or to the router. One read of the mode and no branch more for
- * replay's common case: the check for an image, as a second test after the
- * mode's, took 3% more instructions on the churn replay (callgrind). */
-enum shim_way { SHIM_LIBC, SHIM_LIBC_COUNTED, SHIM_REPLAY, SHIM_ROUTER };
-
-static inline __attribute__((always_inline)) enum shim_way shim_way(void)
-{
-	const enum preload_mode mode = preload_mode_now();
-
-	if (mode == PRELOAD_OFF || guard_active())
-		return SHIM_LIBC;
-	if (mode != PRELOAD_REPLAY)
-		return SHIM_ROUTER;
-	return replay_has_image ? SHIM_REPLAY : SHIM_LIBC_COUNTED;
-}
-
 /* The exported function's caller, as replay's express path takes it. Macros,
  * as CALLSITE_MARK: they must see the exported function's caller. */
 #define CALLER_RETURN_ADDRESS ((uintptr_t)__builtin_return_address(0))
@@ -72,17 +53,17 @@ MEMPLAN_EXPORT void *malloc(size_t size)
 {
 	void *p;
 
-	switch (shim_way()) {
-	case SHIM_LIBC:
+	switch (route_way()) {
+	case ROUTE_LIBC:
 		return next_malloc(size);
-	case SHIM_LIBC_COUNTED:
+	case ROUTE_LIBC_COUNTED:
 		route_count_to_libc(size);
 		return next_malloc(size);
-	case SHIM_REPLAY:
+	case ROUTE_REPLAY:
 		if ((p = replay_express_malloc(size, CALLER_RETURN_ADDRESS, CALLER_FRAME)))
 			return p;
 		break;
-	case SHIM_ROUTER:
+	case ROUTE_ROUTER:
 		break;
 	}
 	CALLSITE_MARK();
@@ -109,7 +90,7 @@ MEMPLAN_EXPORT void free(void *p)
 		return;
 	if (arena_owns(p))
 		free_arena_block(p);
-	else if (shim_way() <= SHIM_LIBC_COUNTED)
+	else if (route_way() <= ROUTE_LIBC_COUNTED)
 		route_free_not_arena(p);
 	else
 		route_free(p);
@@ -117,21 +98,21 @@ MEMPLAN_EXPORT void free(void *p)
 
 MEMPLAN_EXPORT void *calloc(size_t n, size_t size)
 {
-	const enum shim_way way = shim_way();
+	const enum route_way way = route_way();
 	size_t total;
 	void *p;
 
-	if (way == SHIM_LIBC)
+	if (way == ROUTE_LIBC)
 		return next_calloc(n, size);
 	if (__builtin_mul_overflow(n, size, &total)) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	switch (way) {
-	case SHIM_LIBC_COUNTED:
+	case ROUTE_LIBC_COUNTED:
 		route_count_to_libc(total);
 		return next_calloc(n, size);
-	case SHIM_REPLAY:
+	case ROUTE_REPLAY:
 		if ((p = replay_express_calloc(total, CALLER_RETURN_ADDRESS, CALLER_FRAME)))
 			return p;
 		break;
@@ -147,18 +128,18 @@ MEMPLAN_EXPORT void *calloc(size_t n, size_t size)
 static inline __attribute__((always_inline)) void *
 realloc_from(void *p, size_t size, uintptr_t return_address, uintptr_t frame)
 {
-	const enum shim_way way = shim_way();
+	const enum route_way way = route_way();
 	void *q;
 
-	if (way == SHIM_LIBC && !arena_owns(p))
+	if (way == ROUTE_LIBC && !arena_owns(p))
 		return route_realloc_not_arena(p, size);
 	/* realloc(p, 0) frees: SIZE_MAX, not counted. A block of an arena
 	 * retired at fork goes the whole way, which counts it. */
-	if (way == SHIM_LIBC_COUNTED && !arena_owns(p) && !arena_retired_owns(p)) {
+	if (way == ROUTE_LIBC_COUNTED && !arena_owns(p) && !arena_retired_owns(p)) {
 		route_count_to_libc(p && !size ? SIZE_MAX : size);
 		return next_realloc(p, size);
 	}
-	if (way == SHIM_REPLAY) {
+	if (way == ROUTE_REPLAY) {
 		if (!p && (q = replay_express_malloc(size, return_address, frame)))
 			return q;
 		if (p && size && arena_owns(p) &&
@@ -197,17 +178,17 @@ aligned_from(size_t align, size_t size, uintptr_t return_address, uintptr_t fram
 {
 	void *p;
 
-	switch (shim_way()) {
-	case SHIM_LIBC:
+	switch (route_way()) {
+	case ROUTE_LIBC:
 		return next_memalign(align, size);
-	case SHIM_LIBC_COUNTED:
+	case ROUTE_LIBC_COUNTED:
 		route_count_to_libc(size);
 		return next_memalign(align, size);
-	case SHIM_REPLAY:
+	case ROUTE_REPLAY:
 		if ((p = replay_express_aligned(size, align, return_address, frame)))
 			return p;
 		break;
-	case SHIM_ROUTER:
+	case ROUTE_ROUTER:
 		break;
 	}
 	callsite_mark(return_address, frame);
