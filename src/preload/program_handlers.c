@@ -220,25 +220,18 @@ void program_handlers_unwrap(int sig, void (*disposition)(int))
 	atomic_store(&programs[sig].wrapped, false);
 }
 
-void program_handlers_after_fork_child(void)
+uint64_t program_handlers_after_fork_child(void)
 {
-	sigset_t set;
+	const uint64_t dropped = guard_held_signals;
 
 	if (atomic_load(&table_owner))
 		atomic_store(&table_owner, getpid());
-	if (!guard_held_signals)
-		return;
 	/* Signals the forking thread held were sent to the parent, which
-	 * handles them; a child inherits no pending signal. Dropped, and
-	 * unblocked as the parent will unblock them. */
-	sigemptyset(&set);
-	for (int sig = 1; sig <= KERNEL_SIGNALS; sig++)
-		if (guard_held_signals & (1ull << (sig - 1)))
-			sigaddset(&set, sig);
+	 * handles them; a child inherits no pending signal. */
 	for (int i = 0; i < HELD_SLOTS; i++)
 		held[i].sig = 0;
 	guard_held_signals = 0;
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	return dropped;
 }
 
 void program_handlers_release(void)

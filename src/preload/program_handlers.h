@@ -38,8 +38,10 @@ void program_handlers_note(int sig, const struct sigaction *act);
 void program_handlers_start(void);
 
 /* A forked child owns the copy of the table it inherited, and drops the
- * signals its parent's thread held (they are the parent's). */
-void program_handlers_after_fork_child(void);
+ * signals its parent's thread held (they are the parent's). Returns them, bit
+ * sig - 1 each: blocked in the mask the child inherited, for the caller to
+ * unblock as the parent will. */
+uint64_t program_handlers_after_fork_child(void);
 
 /* Whether this process may change the table: started, and not a vfork child
  * (which shares its parent's memory until it execs). */
