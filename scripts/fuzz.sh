@@ -20,13 +20,40 @@ build() {
   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -Itools -Isrc/core -o "$out/$target" "tests/fuzz/$target.c" "$@"
 }
-# run TARGET MAX_LEN CORPUS: FUZZ_SECONDS of it; a finding fails the script.
+# run TARGET MAX_LEN CORPUS: FUZZ_SECONDS of it, in the background, its output
+# in $out/TARGET.log. finish waits for the runs started, shows the end of each
+# log, and fails if any of them found something. Two at a time, one a core.
+started=()
 run() {
-  "$out/$1" -max_total_time="$seconds" -max_len="$2" -artifact_prefix="$out/" "$3" 2>&1 | tail -3
+  "$out/$1" -max_total_time="$seconds" -max_len="$2" -artifact_prefix="$out/" "$3" \
+    >"$out/$1.log" 2>&1 &
+  started+=("$!:$1")
 }
-
+finish() {
+  local job status=0
+  for job in "${started[@]}"; do
+    if ! wait "${job%%:*}"; then
+      echo "fuzz: ${job#*:} failed:"
+      status=1
+    fi
+    tail -3 "$out/${job#*:}.log"
+  done
+  started=()
+  return "$status"
+}
 build fuzz-plan-file src/core/plan_file.c src/core/entry_codec.c src/core/plan_summary.c \
   src/core/atomic_file.c src/core/file_io.c src/core/hash64.c
+build fuzz-csv-plan src/core/csv_instance.c src/core/checker.c src/core/planner.c \
+  src/core/planner_greedy.c src/core/planner_lowest.c src/core/planner_search.c \
+  src/core/planner_treap.c -lpthread -lm
+build fuzz-stats-line tools/stats_line_parse.c
+build fuzz-plan-compare tools/plan_compare.c tools/image_match.c tools/site_identity.c \
+  tools/markdown_text.c tools/frame_symbols.c tools/symbolize.c tools/text_safe.c \
+  src/core/plan_file.c src/core/entry_codec.c src/core/plan_summary.c src/core/atomic_file.c \
+  src/core/file_io.c src/core/hash64.c src/core/temp_names.c src/core/utf8.c src/core/args_distance.c \
+  -ldw -lelf -lstdc++
+
+# The seeds.
 for prog in "sort --version" "true"; do
   name=${prog%% *}
   build/tools/memplan record -o "$out/corpus/$name.plan" -- $prog >/dev/null
@@ -34,28 +61,20 @@ done
 # A plan with pools and chunks (a loop's steady state), small enough to mutate.
 HEAP_BUGS_CLEAN=1 build/tools/memplan record -o "$out/corpus/pools.plan" -- \
   build/tests/faults/heap_bugs clean >/dev/null
-run fuzz-plan-file 65536 "$out/corpus"
-
-build fuzz-csv-plan src/core/csv_instance.c src/core/checker.c src/core/planner.c \
-  src/core/planner_greedy.c src/core/planner_lowest.c src/core/planner_search.c \
-  src/core/planner_treap.c -lpthread -lm
 cp tests/tools/dsa/*.csv "$out/csv-corpus/"
 # Sizes and alignments near the 2^63 bytes an instance may add up to.
 printf 'id,lower,upper,size,alignment\na,0,5,4611686018427387904,1\nb,2,9,4611686018427387903,2\nc,4,6,16,1024\n' \
   >"$out/csv-corpus/near-limit.csv"
-run fuzz-csv-plan 4096 "$out/csv-corpus"
-
-build fuzz-stats-line tools/stats_line_parse.c
 HEAP_BUGS_CLEAN=1 build/tools/memplan replay -p "$out/corpus/pools.plan" --quiet \
   --stats "$out/replay.stats" -- build/tests/faults/heap_bugs clean >/dev/null
 split -l 1 "$out/replay.stats" "$out/stats-corpus/line-"
 printf '{"exe":"/bin/a\\u00e9","pid":7,"allocs":3,"written":false,"error":"x","said":true}\n' \
   >"$out/stats-corpus/record-line"
-run fuzz-stats-line 4096 "$out/stats-corpus"
 
-build fuzz-plan-compare tools/plan_compare.c tools/image_match.c tools/site_identity.c \
-  tools/markdown_text.c tools/frame_symbols.c tools/symbolize.c tools/text_safe.c \
-  src/core/plan_file.c src/core/entry_codec.c src/core/plan_summary.c src/core/atomic_file.c \
-  src/core/file_io.c src/core/hash64.c src/core/temp_names.c src/core/utf8.c src/core/args_distance.c \
-  -ldw -lelf -lstdc++
+run fuzz-plan-file 65536 "$out/corpus"
+run fuzz-csv-plan 4096 "$out/csv-corpus"
+finish
+# The comparison mutates the plans' corpus too, once the reader is done with it.
+run fuzz-stats-line 4096 "$out/stats-corpus"
 run fuzz-plan-compare 65536 "$out/corpus"
+finish
