@@ -20,8 +20,10 @@
 # both are set, are used as they are; otherwise the script builds (scripts/build.sh,
 # in $BUILD_DIR, default build) and uses what it built.
 #
-# Each round picks seeds A and B, THREADS (1..4) and OPS (2000..200000, mostly
-# small) and runs, every command under `timeout`:
+# Each round picks seeds A and B, THREADS (1..4), OPS (2000..200000, mostly
+# small) and, one round in three, forks (STRESS_FORKS=1: the threads fork
+# children now and then, and end half of them with SIGTERM at once), and runs,
+# every command under `timeout`:
 #   1. stress A                               -> output OUT_A
 #   2. memplan record -o P -- stress A        -> OUT_A, status 0; P a valid plan
 #   3. stress B                               -> output OUT_B
@@ -108,11 +110,11 @@ rand64() {
 # command in commands.sh (with the round directory as the working directory).
 run() {
   local name=$1 seed=$2; shift 2
-  printf 'STRESS_SEED=%s timeout -k 10 %s' "$seed" "$limit" >>"$dir/commands.sh"
+  printf 'STRESS_SEED=%s STRESS_FORKS=%s timeout -k 10 %s' "$seed" "$forks" "$limit" >>"$dir/commands.sh"
   printf ' %q' "$@" >>"$dir/commands.sh"
   printf ' >%s.out 2>%s.err; echo "%s: status $?"\n' "$name" "$name" "$name" >>"$dir/commands.sh"
   set +e
-  (cd "$dir" && STRESS_SEED=$seed timeout -k 10 "$limit" "$@" >"$name.out" 2>"$name.err")
+  (cd "$dir" && STRESS_SEED=$seed STRESS_FORKS=$forks timeout -k 10 "$limit" "$@" >"$name.out" 2>"$name.err")
   echo $? >"$dir/$name.rc"
   set -e
 }
@@ -158,23 +160,29 @@ check() {
   return 0
 }
 
-# stats NAME: the replay's statistics: one line, whose image found its plan.
+# stats NAME: the replay's statistics: one line, whose image found its plan (with
+# forks, a line a child too: the main process's is the one of most calls).
 # Sets $served to "HITS of ALLOCS".
 stats() {
-  local file=$dir/$1.stats line
+  local file=$dir/$1.stats line main= most=-1
   served=
   if [ ! -s "$file" ]; then
     problem "$1: no statistics written to $1.stats"
     return
   fi
-  if [ "$(wc -l <"$file")" -ne 1 ]; then
+  if [ "$forks" = 0 ] && [ "$(wc -l <"$file")" -ne 1 ]; then
     problem "$1: $(wc -l <"$file") statistics lines, not 1"
   fi
-  line=$(head -n 1 "$file")
-  if [[ $line == *'"planned":0,'* ]]; then
+  while IFS= read -r line; do
+    if [[ $line =~ \"allocs\":([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt "$most" ]; then
+      most=${BASH_REMATCH[1]}
+      main=$line
+    fi
+  done <"$file"
+  if [[ $main == *'"planned":0,'* ]]; then
     problem "$1: the replay found no plan for its image"
   fi
-  if [[ $line =~ \"allocs\":([0-9]+).*\"hits\":([0-9]+) ]]; then
+  if [[ $main =~ \"allocs\":([0-9]+).*\"hits\":([0-9]+) ]]; then
     served="${BASH_REMATCH[2]} of ${BASH_REMATCH[1]}"
   fi
 }
@@ -189,6 +197,7 @@ while [ $((SECONDS - start)) -lt "$seconds" ]; do
   rand64; seed_a=$r
   rand64; seed_b=$r
   threads=$((1 + RANDOM % 4))
+  forks=$((RANDOM % 3 == 0 ? 1 : 0))
   r=$(((RANDOM << 15) | RANDOM))
   pick=$((RANDOM % 100))
   if [ "$pick" -lt 55 ]; then
@@ -208,7 +217,7 @@ while [ $((SECONDS - start)) -lt "$seconds" ]; do
   cmd=("$stress" env "$threads" "$ops")
   {
     echo "#!/usr/bin/env bash"
-    echo "# stress round $rounds: seeds A=$seed_a B=$seed_b, $threads threads, $ops ops."
+    echo "# stress round $rounds: seeds A=$seed_a B=$seed_b, $threads threads, $ops ops, forks $forks."
     echo "# Runs again in the directory of this file; expected: every *.out of seed A"
     echo "# equal to plain-a.out, of seed B to plain-b.out, every status 0."
     echo 'cd "$(dirname "$0")"'
@@ -266,13 +275,13 @@ while [ $((SECONDS - start)) -lt "$seconds" ]; do
     mv "$dir" "$keep/round-$rounds"
     chmod +x "$keep/round-$rounds/commands.sh"
     printf '%s\n' "${problems[@]}" >"$keep/round-$rounds/problems.txt"
-    echo "stress: FINDING in round $rounds (seeds A=$seed_a B=$seed_b, $threads threads, $ops ops):"
+    echo "stress: FINDING in round $rounds (seeds A=$seed_a B=$seed_b, $threads threads, $ops ops, forks $forks):"
     printf '  %s\n' "${problems[@]}"
     echo "  files and commands: $keep/round-$rounds (commands.sh runs it again)"
   else
     rm -rf "$dir"
     [ -n "$verbose" ] &&
-      echo "round $rounds: seeds $seed_a $seed_b, $threads threads, $ops ops: ok${served:+, replay B served $served from the arena} (${took}s)"
+      echo "round $rounds: seeds $seed_a $seed_b, $threads threads, $ops ops, forks $forks: ok${served:+, replay B served $served from the arena} (${took}s)"
   fi
 done
 echo "stress: $rounds rounds, $total_blocks allocations checked (checked_blocks summed), $total_bytes bytes checked, $findings findings in $((SECONDS - start)) seconds"

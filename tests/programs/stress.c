@@ -16,11 +16,16 @@
  * freed or reallocated, in its kept prefix after each realloc, for all the
  * thread's blocks every VERIFY_EVERY operations, and at the end.
  *
+ * With STRESS_FORKS=1 in the environment, each thread also forks now and then
+ * (do_fork): the child checks its copy of the thread's blocks and allocates a
+ * few of its own; or the parent sends it SIGTERM at once, before it may have
+ * run, and it must end by that signal (exit 5 otherwise).
+ *
  * Each thread's random sequence comes from (SEED, thread index) alone, so its
  * work and its digest are the same however the threads are scheduled. A block
  * handed to another thread carries its tag; whoever frees it checks it, and
  * adds to totals that are sums (the same whatever the order). So the one line
- * printed at the end is a function of SEED, THREADS and OPS only:
+ * printed at the end is a function of SEED, THREADS, OPS and STRESS_FORKS only:
  *
  *   stress seed=S threads=T ops=O checked_bytes=B checked_blocks=K digest=HEX
  *
@@ -38,7 +43,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS  16
@@ -684,6 +692,56 @@ static void do_take(struct worker *w)
 	}
 }
 
+/* STRESS_FORKS=1: whether the threads fork (do_fork). */
+static int forks;
+
+/* A child forked amid the work, as a process pool's worker is: it checks its
+ * copy of the thread's blocks, allocates and frees a few of its own, and ends
+ * with status 0. Or, one time in two, the parent ends it with SIGTERM at once,
+ * before it may have run, and it must end by the signal: a child that lives on
+ * through its work and 3 s more ends with status 9. (memplan once took such a
+ * signal for one sent to the parent, and dropped it.) */
+static void do_fork(struct worker *w)
+{
+	const int end_it = (int)below(w, 2);
+	const size_t n = pick_size(w);
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die(4, "stress: fork: %s\n", strerror(errno));
+	if (pid == 0) {
+		for (unsigned i = 0; i < w->nlive; i++)
+			verify(w->id, w->op, w->live[i].p, w->live[i].size, w->live[i].tag);
+		for (unsigned k = 0; k < 8; k++) {
+			const uint64_t key = key_of(w->seq + k);
+			unsigned char *p = malloc_sites[k % COUNT(malloc_sites)](n + k);
+			if (!p)
+				_exit(4);
+			fill_range(p, 0, n + k, key);
+			if (check_range(p, 0, n + k, key) != SIZE_MAX)
+				_exit(3);
+			free_sites[k % COUNT(free_sites)](p);
+		}
+		if (end_it) {
+			const struct timespec wait = {3, 0};
+			nanosleep(&wait, NULL);
+			_exit(9);
+		}
+		_exit(0);
+	}
+	if (end_it)
+		kill(pid, SIGTERM);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die(4, "stress: waitpid: %s\n", strerror(errno));
+	if (end_it ? !(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+		   : !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		die(5, "stress: thread %u op %" PRIu64 ": the forked child %s (status %#x)\n",
+		    w->id, w->op, end_it ? "lived on after SIGTERM" : "failed", (unsigned)status);
+	note(w, 'f', end_it, n);
+}
+
 static void verify_all(struct worker *w)
 {
 	for (unsigned i = 0; i < w->nlive; i++)
@@ -720,6 +778,8 @@ static void *work(void *arg)
 		}
 		if (w->op % VERIFY_EVERY == VERIFY_EVERY - 1)
 			verify_all(w);
+		if (forks && w->op % 4096 == 2047 && !below(w, 4))
+			do_fork(w);
 	}
 	verify_all(w);
 	while (w->nlive)
@@ -729,11 +789,12 @@ static void *work(void *arg)
 
 static void usage(FILE *to)
 {
-	fprintf(to, "usage: stress SEED THREADS OPS\n"
-		    "  SEED: 0..2^64-1, or 'env' for $STRESS_SEED; THREADS: 1..%d;\n"
-		    "  OPS: operations per thread.\n"
-		    "  Prints one line that depends only on the arguments; on corruption\n"
-		    "  prints 'stress: CORRUPT ...' on stderr and exits 3.\n",
+	fprintf(to,
+		"usage: stress SEED THREADS OPS\n"
+		"  SEED: 0..2^64-1, or 'env' for $STRESS_SEED; THREADS: 1..%d;\n"
+		"  OPS: operations per thread. STRESS_FORKS=1: the threads fork too.\n"
+		"  Prints one line that depends only on the arguments; on corruption\n"
+		"  prints 'stress: CORRUPT ...' on stderr and exits 3.\n",
 		MAX_THREADS);
 }
 
@@ -771,6 +832,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	forks = getenv("STRESS_FORKS") && !strcmp(getenv("STRESS_FORKS"), "1");
 	for (unsigned t = 0; t < threads; t++) {
 		struct worker *w = &workers[t];
 		w->id = t;
