@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
@@ -33,6 +34,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "csv_instance.h"
+#include "file_io.h"
 #include "plan_file.h"
 #include "output_target.h"
 #include "plan_replan.h"
@@ -202,6 +204,23 @@ out:
 	return status;
 }
 
+/* Whether the planned CSV may take the place of the file at path: none, or a
+ * text file (an instance, an earlier result). Not a plan, nor the program or
+ * any other binary file (`-o app` typed for `-o app.csv`): a NUL byte in its
+ * first 4 KiB tells, as no CSV holds one. */
+static bool csv_output_may_replace(const char *path)
+{
+	char head[4096];
+	struct stat st;
+	int fd = file_open_regular(path, &st);
+
+	if (fd < 0)
+		return true; /* none, or no regular file: writing it says why */
+	const ssize_t n = read(fd, head, sizeof(head));
+	close(fd);
+	return n >= 0 && !memchr(head, '\0', (size_t)n);
+}
+
 static int plan_csv_main(const struct plan_args *a)
 {
 	struct csv_instance inst;
@@ -212,6 +231,14 @@ static int plan_csv_main(const struct plan_args *a)
 	FILE *mem = NULL;
 	int ret, status = 1, show_progress = isatty(STDERR_FILENO);
 
+	if (a->out_path && !csv_output_may_replace(a->out_path)) {
+		fprintf(stderr,
+			"memplan: %s: exists and is no CSV file; memplan writes the planned CSV "
+			"only over a text file or no file (remove it first, or choose another "
+			"-o)\n",
+			a->out_name);
+		return 1;
+	}
 	ret = strcmp(a->csv_path, "-")
 		  ? csv_instance_read(a->csv_path, &inst, why, sizeof(why))
 		  : csv_instance_read_fd(STDIN_FILENO, &inst, why, sizeof(why));

@@ -315,8 +315,15 @@ int cmd_record(int argc, char **argv)
 	if (optind >= argc)
 		return usage("no command given");
 
+	/* Messages name the plan and the command as given, escaped (text_safe.h):
+	 * a newline in a path would split memplan's one line. */
+	const char *given = output, *cmd = text_safe_dup(argv[optind]);
+	output = text_safe_dup(given);
+	if (!output || !cmd)
+		output = given, cmd = argv[optind];
+
 	char target[PATH_MAX];
-	r = output_target(output, target, sizeof(target));
+	r = output_target(given, target, sizeof(target));
 	if (r < 0) {
 		fprintf(stderr, "memplan: %s: %s\n", output, strerror(-r));
 		return 1;
@@ -355,7 +362,7 @@ int cmd_record(int argc, char **argv)
 			      "cannot stand in for: record a build without -fsanitize\n"
 			    : "memplan: %s is run by another C library's loader (%s), which cannot "
 			      "load memplan's library: record a build linked against glibc\n",
-			argv[optind], runtime);
+			cmd, runtime);
 		return 1;
 	}
 
@@ -392,7 +399,7 @@ int cmd_record(int argc, char **argv)
 	launch_adopt_left();
 	struct symbol_warmer warmer = {0};
 	status = launch_run_then(argv + optind, warm_symbols, &warmer);
-	wait_for_left(output, argv[optind], wait_left);
+	wait_for_left(output, cmd, wait_left);
 	struct symbolizer *sym = symbol_warmer_take(&warmer);
 	struct outcome seen = {.output = output};
 	if (getenv("MEMPLAN_STATS")) {
@@ -435,12 +442,12 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan: %s is set-user-ID or "
 			"set-group-ID, and the loader ignores LD_PRELOAD for it%s\n",
-			output, argv[optind], left_as_it_was(plan));
+			output, cmd, left_as_it_was(plan));
 	else if (kind == COMMAND_EXE_STATIC)
 		fprintf(stderr,
 			"memplan: %s: no process wrote a plan: %s is statically linked, so "
 			"the preload library cannot see its allocations%s\n",
-			output, argv[optind], left_as_it_was(plan));
+			output, cmd, left_as_it_was(plan));
 	else if (launch_signal())
 		fprintf(
 		    stderr,

@@ -132,6 +132,7 @@ err_free:
 
 struct replay_options {
 	const char *plan, *stats;
+	const char *plan_name; /* plan, escaped for messages (text_safe.h) */
 	bool quiet, strict;
 	double min_hit_pct;
 	struct replay_plan_exe *exes;
@@ -159,10 +160,11 @@ static void strict_failure(const struct replay_options *o, const char *why, int 
 {
 	/* A command that failed keeps its own status, which says more. */
 	if (status)
-		fprintf(stderr, "memplan: %s: --strict: %s; the command's own exit status, %d, stands\n",
-			o->plan, why, status);
+		fprintf(stderr,
+			"memplan: %s: --strict: %s; the command's own exit status, %d, stands\n",
+			o->plan_name, why, status);
 	else
-		fprintf(stderr, "memplan: %s: --strict: %s; exit status 1\n", o->plan, why);
+		fprintf(stderr, "memplan: %s: --strict: %s; exit status 1\n", o->plan_name, why);
 }
 
 /* Names the call site that missed most in each poorly served image, from the
@@ -293,7 +295,7 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 		fprintf(stderr,
 			"memplan: %s: the command was killed (signal %d) before any process "
 			"of it in the plan wrote its statistics\n",
-			o->plan, killed_by(status));
+			o->plan_name, killed_by(status));
 		if (o->strict) {
 			failed = true;
 			strict_failure(o, "no process of the command wrote its statistics", status);
@@ -305,7 +307,7 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 			fprintf(stderr,
 				"memplan: %s: no process of the command found its program in "
 				"the plan, which changed during the run; they ran on libc\n",
-				o->plan);
+				o->plan_name);
 		/* Without a build-id, the same binary copied elsewhere is as
 		 * foreign to the plan as a rebuilt one, and says so. */
 		else if (rebuilt && rebuilt->by_path)
@@ -314,25 +316,25 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 				"the plan (%s was recorded at %s without a build-id, so only "
 				"a run from that path finds its plan: record it again); they "
 				"ran on libc\n",
-				o->plan, rebuilt->name, rebuilt->path);
+				o->plan_name, rebuilt->name, rebuilt->path);
 		else if (rebuilt)
 			fprintf(stderr,
 				"memplan: %s: no process of the command found its program in "
 				"the plan (it holds another build of %s: record it again); "
 				"they ran on libc\n",
-				o->plan, rebuilt->name);
+				o->plan_name, rebuilt->name);
 		else if (s.under_valgrind)
 			fprintf(stderr,
 				"memplan: %s: no process of the command was served: a program "
 				"valgrind runs under a tool that keeps its own allocator "
 				"(memcheck, massif...) is left to it\n",
-				o->plan);
+				o->plan_name);
 		else
 			fprintf(stderr,
 				"memplan: %s: no process of the command found its program in "
 				"the plan (it was recorded from other programs); they ran on "
 				"libc\n",
-				o->plan);
+				o->plan_name);
 		if (o->strict) {
 			failed = true;
 			strict_failure(o,
@@ -348,7 +350,8 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 					     o->min_hit_pct > 0 ? o->min_hit_pct : POOR_SHARE_PCT);
 		}
 		if (changed)
-			fprintf(stderr, "memplan: %s: the plan changed during the run\n", o->plan);
+			fprintf(stderr, "memplan: %s: the plan changed during the run\n",
+				o->plan_name);
 		if (o->strict && s.unreadable) {
 			/* As a plan that cannot be used at the start. */
 			failed = true;
@@ -435,13 +438,16 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage("no command given");
+	o.plan_name = text_safe_dup(o.plan);
+	if (!o.plan_name)
+		o.plan_name = o.plan;
 	/* memplan judges the command as a whole: no process of it must judge itself. */
 	unsetenv("MEMPLAN_STRICT");
 	unsetenv("MEMPLAN_MIN_HIT_RATE");
 
 	/* Check once here, so that a bad plan gives one line, not one per process. */
 	if (plan_file_map(o.plan, &buf, &len, why, sizeof(why)) < 0) {
-		fprintf(stderr, "memplan: %s: %s; running on libc\n", o.plan, why);
+		fprintf(stderr, "memplan: %s: %s; running on libc\n", o.plan_name, why);
 		unsetenv("MEMPLAN_MODE");
 		status = launch_run(argv + optind);
 		if (o.strict && status == 0) {
@@ -461,7 +467,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	char abs[PATH_MAX];
 	if (launch_absolute_path(o.plan, abs, sizeof(abs)) < 0) {
-		fprintf(stderr, "memplan: %s: path too long\n", o.plan);
+		fprintf(stderr, "memplan: %s: path too long\n", o.plan_name);
 		return 1;
 	}
 	launch_set_mode("replay", abs, record_id);

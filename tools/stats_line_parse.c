@@ -5,6 +5,7 @@
  * takes any), so no input leads it past the line's end, or into a recursion
  * deeper than STATS_DEPTH_MAX (tests/fuzz/fuzz-stats-line.c). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,9 +158,16 @@ static void add_reason(char (*names)[24], uint64_t *counts, uint32_t *count, con
 static void number(struct cursor *c, const char *prefix, const char *key, struct stats_line *out)
 {
 	char *end;
-	unsigned long long v = strtoull(c->p, &end, 10);
 
-	if (end == c->p) {
+	/* Digits only: strtoull takes a sign (and "-5" as 2^64 - 5), and wraps
+	 * past 2^64 to its largest. memplan writes neither. */
+	if (*c->p < '0' || *c->p > '9') {
+		c->bad = true;
+		return;
+	}
+	errno = 0;
+	unsigned long long v = strtoull(c->p, &end, 10);
+	if (errno) {
 		c->bad = true;
 		return;
 	}
@@ -244,7 +252,8 @@ static bool parse_object(const char *text, struct stats_line *out)
 
 	memset(out, 0, sizeof(*out));
 	object(&c, NULL, out);
-	if (c.bad)
+	/* A process serves no more calls than it makes. */
+	if (c.bad || out->hits > out->allocs)
 		return false;
 	skip_space(&c);
 	return !*c.p;

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "launch.h"
+#include "plan_file.h"
+#include "text_safe.h"
 
 int stats_lines_read(const char *path, off_t from,
 		     void (*each)(const struct stats_line *line, void *ctx), void *ctx)
@@ -110,6 +112,28 @@ void stats_file_remove(const char *path)
 	}
 }
 
+/* "memplan: PATH: what" on stderr, the path escaped. */
+static void say_about(const char *path, const char *what)
+{
+	fputs("memplan: ", stderr);
+	text_safe_fputs(path, stderr);
+	fprintf(stderr, ": %s\n", what);
+}
+
+/* Whether the directory that path (absolute) names a file in exists. */
+static bool directory_of_exists(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return true; /* nothing to tell: writing it will say */
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	return stat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *from,
 		       bool *temporary)
 {
@@ -122,8 +146,18 @@ int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *fro
 			fprintf(stderr, "memplan: %s: path too long\n", user_path);
 			return -1;
 		}
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (plan_file_starts_as_plan(path)) {
+				say_about(user_path,
+					  "is a plan; statistics appended to it "
+					  "would spoil it (choose another --stats file)");
+				return -1;
+			}
 			*from = st.st_size;
+		} else if (errno == ENOENT && !directory_of_exists(path)) {
+			say_about(user_path, "cannot write statistics: no such directory");
+			return -1;
+		}
 	} else {
 		const char *dir = getenv("TMPDIR");
 		const bool own_dir = dir && *dir && strcmp(dir, "/tmp") != 0;

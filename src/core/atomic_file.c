@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,14 +103,25 @@ int atomic_file_writev(const char *path, const struct iovec *pieces, int piece_c
 	struct stat st;
 	int fd, r;
 
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+	const bool replaces = stat(path, &st) == 0;
+
+	if (replaces && !S_ISREG(st.st_mode))
 		return write_in_place(path, pieces, piece_count);
 	r = temp_name(path, tmp, sizeof(tmp));
 	if (r < 0)
 		return r;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, replaces ? 0600 : 0644);
 	if (fd < 0)
 		return -errno;
+	/* The file replaced keeps its owner and mode, before a byte is written:
+	 * a plan holds command lines, and one made private must stay so. An
+	 * owner this process may not give is left as it is (the group first:
+	 * chown clears the set-ID bits that chmod then gives back). */
+	if (replaces) {
+		if (fchown(fd, st.st_uid, st.st_gid) < 0)
+			(void)!fchown(fd, (uid_t)-1, st.st_gid);
+		(void)!fchmod(fd, st.st_mode & 07777);
+	}
 	for (int k = 0; k < piece_count; k++) {
 		r = write_all(fd, pieces[k].iov_base, pieces[k].iov_len);
 		if (r < 0)

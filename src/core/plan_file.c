@@ -1191,6 +1191,19 @@ bool plan_file_may_replace(const char *path)
 	return n >= 0 && memcmp(head, PLAN_FILE_MAGIC, (size_t)n) == 0;
 }
 
+bool plan_file_starts_as_plan(const char *path)
+{
+	char head[sizeof(PLAN_FILE_MAGIC) - 1];
+	struct stat st;
+	int fd = file_open_regular(path, &st);
+
+	if (fd < 0)
+		return false;
+	const ssize_t n = read(fd, head, sizeof(head));
+	close(fd);
+	return n == (ssize_t)sizeof(head) && memcmp(head, PLAN_FILE_MAGIC, sizeof(head)) == 0;
+}
+
 int plan_file_load(const char *path, void **out, size_t *out_len, char *why, size_t why_len)
 {
 	struct stat st;

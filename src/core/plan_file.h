@@ -446,6 +446,10 @@ uint64_t plan_file_peek_record_id(const char *path);
  * itself, a source file) is data a plan must never take the place of. */
 bool plan_file_may_replace(const char *path);
 
+/* Whether the file at path starts as a plan does (a plan, or a torn one): a
+ * file that statistics or a CSV must not be written into. Does not allocate. */
+bool plan_file_starts_as_plan(const char *path);
+
 /* Marks in classes (a size_classes bitmap) every class a slot of pools[0..n)
  * can serve: those up to its own. */
 void plan_size_classes_add_pools(uint64_t *classes, const struct plan_pool *pools, uint32_t n);

@@ -545,7 +545,12 @@ static int start_mode(enum preload_mode mode)
 	if (preload_config.stats_path[0]) {
 		int err = stats_file_check(preload_config.stats_path,
 					  !preload_config.stats_no_create);
-		if (err > 0) /* a process that outlived memplan record or replay */
+		if (err == STATS_FILE_IS_PLAN)
+			log_error_once(preload_config.stats_path,
+				       ": is a plan, not a statistics file; no statistics are "
+				       "written to it",
+				       NULL);
+		if (err > 0) /* or a process that outlived memplan record or replay */
 			preload_config.stats_path[0] = '\0';
 		if (err < 0) {
 			if (!preload_sandbox_refused(err))

@@ -14,14 +14,32 @@
 #include "hash64.h"
 #include "own_writes.h"
 
+/* Appends s, bounded by cap, with its control characters escaped (\n, \t, \r,
+ * else \xHH): a path from the environment (MEMPLAN_PLAN) could hold a newline,
+ * which would split the line, or an escape sequence for the terminal. */
 static void append(char *line, size_t cap, size_t *pos, const char *s)
 {
-	size_t n = strlen(s);
+	for (; *s; s++) {
+		const unsigned char c = (unsigned char)*s;
+		char esc[4] = {'\\', 0, 0, 0};
+		size_t n = 2;
 
-	if (n > cap - *pos)
-		n = cap - *pos;
-	memcpy(line + *pos, s, n);
-	*pos += n;
+		if (c >= 0x20 && c != 0x7f) {
+			esc[0] = (char)c;
+			n = 1;
+		} else if (c == '\n' || c == '\t' || c == '\r') {
+			esc[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+		} else {
+			esc[1] = 'x';
+			esc[2] = "0123456789abcdef"[c >> 4];
+			esc[3] = "0123456789abcdef"[c & 15];
+			n = 4;
+		}
+		if (n > cap - *pos)
+			return;
+		memcpy(line + *pos, esc, n);
+		*pos += n;
+	}
 }
 
 /* write(2) of buf that cannot end the program: stderr may be a pipe whose

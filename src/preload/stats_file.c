@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "file_io.h"
+#include "plan_file.h"
 #include "own_writes.h"
 #include "quiet_fd.h"
 
@@ -39,12 +40,19 @@ int stats_file_check(const char *path, bool create)
 		return 1;
 	if (fd < 0)
 		return fd;
+	const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	/* Only a file with something in it may be a plan: the empty file of a
+	 * memplan command costs no read. */
+	if (regular && st.st_size > 0 && plan_file_starts_as_plan(path)) {
+		close(fd);
+		return STATS_FILE_IS_PLAN;
+	}
 	checked = true;
 	/* Kept only if it is a regular file that is also the program's stdout or
 	 * stderr (--stats /dev/stderr), which coreutils close before they exit;
 	 * any other would be among the program's descriptors for nothing. A
 	 * pipe is never kept: its reader would wait for this process to end. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && standard_stream(&st)) {
+	if (regular && standard_stream(&st)) {
 		if (kept_fd >= 0)
 			close(kept_fd);
 		kept_fd = quiet_fd(fd);

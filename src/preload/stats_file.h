@@ -17,8 +17,11 @@
 /* Checks that path can be opened for appending (and keeps it open if it is
  * the program's stdout or stderr). Without create, a missing file is no error:
  * it is the file of a memplan command that has ended (MEMPLAN_STATS_NO_CREATE),
- * and no line is written. Returns 0, 1 if there is no file and create is not
- * set, or a negative errno as file_open_append. */
+ * and no line is written. A plan is no statistics file: a line appended to it
+ * would spoil it for good (MEMPLAN_STATS named the plan replayed, or one kept
+ * as a baseline). Returns 0, 1 if there is no file and create is not set,
+ * STATS_FILE_IS_PLAN, or a negative errno as file_open_append. */
+#define STATS_FILE_IS_PLAN 2
 int stats_file_check(const char *path, bool create);
 
 /* Appends len bytes to the statistics file with one write: through the kept
