@@ -49,7 +49,6 @@
  * the plan written here is re-planned and symbolised. Bounded, so that a
  * daemon the command started (a build server) does not hold a recording in a
  * script for ever. */
-#define RECORD_WAIT_LEFT_SECONDS 10.0
 
 /* Prints the usage: to stdout for --help (why NULL; returns 0), else to stderr
  * after the reason, if any (getopt has already named a bad option), returning 2. */
@@ -94,7 +93,7 @@ static int usage(const char *why)
 		"\n"
 		"example:\n"
 		"  memplan record -o app.plan -- ./app --test-input in.txt\n",
-		MEMPLAN_DEFAULT_DEPTH, RECORD_PLAN_SECONDS, RECORD_WAIT_LEFT_SECONDS);
+		MEMPLAN_DEFAULT_DEPTH, RECORD_PLAN_SECONDS, LAUNCH_WAIT_LEFT_SECONDS);
 	return 0;
 }
 
@@ -175,35 +174,16 @@ static void warm_symbols(void *warmer)
 	symbol_warmer_start(warmer);
 }
 
-/* How long the wait for what the command left running stays quiet: most
- * background jobs end within it (Python's resource tracker ends as the main
- * process's pipe closes). */
-#define RECORD_WAIT_QUIET_SECONDS 1.0
-
-/* Waits up to seconds for the processes that cmd left running, saying so if
- * they are still running after RECORD_WAIT_QUIET_SECONDS, and names those
- * still running when the wait is over. */
+/* Waits up to seconds for the processes that cmd left running
+ * (launch_wait_for_left), and names those still running when the wait is
+ * over. */
 static void wait_for_left(const char *output, const char *cmd, double seconds)
 {
-	const double quiet =
-	    seconds < RECORD_WAIT_QUIET_SECONDS ? seconds : RECORD_WAIT_QUIET_SECONDS;
-	/* A ^C that reached memplan as the command ended asked to stop too. */
-	bool signalled = launch_signal_passed();
 	char what[256];
-	unsigned n;
+	const unsigned n = launch_wait_for_left(
+	    seconds, cmd, "its allocations are part of the plan", what, sizeof(what));
 
-	if (seconds <= 0 || !launch_wait_left(quiet, &signalled))
-		return;
-	if (seconds > quiet && !signalled) {
-		launch_left(what, sizeof(what));
-		fprintf(stderr,
-			"memplan: waiting up to %g s for what %s left running (%s): its "
-			"allocations are part of the plan (^C: one more second)\n",
-			seconds, cmd, what);
-		if (!launch_wait_left(seconds - quiet, &signalled))
-			return;
-	}
-	if (!(n = launch_left(what, sizeof(what))))
+	if (!n)
 		return;
 	fprintf(stderr,
 		"memplan: %s: %s, left running by %s, %s on: %s plan%s added when %s, "
@@ -270,7 +250,7 @@ int cmd_record(int argc, char **argv)
 	    {0},
 	};
 	const char *output = NULL, *depth = NULL;
-	double plan_seconds = RECORD_PLAN_SECONDS, wait_left = RECORD_WAIT_LEFT_SECONDS;
+	double plan_seconds = RECORD_PLAN_SECONDS, wait_left = LAUNCH_WAIT_LEFT_SECONDS;
 	char plan[PATH_MAX];
 	struct timespec now;
 	int c, r, status, err;

@@ -42,7 +42,8 @@ static int usage(const char *why)
 	if (why && *why)
 		fprintf(stderr, "memplan: replay: %s\n", why);
 	fprintf(out, "usage: memplan replay -p PLAN [--stats FILE] [--prefault] [--quiet]\n"
-		     "                      [--strict] [--min-hit-rate PCT] -- CMD [ARG...]\n");
+		     "                      [--strict] [--min-hit-rate PCT] [--wait-left S]\n"
+		     "                      -- CMD [ARG...]\n");
 	if (why)
 		return 2;
 	fprintf(
@@ -73,11 +74,16 @@ static int usage(const char *why)
 	    "  --min-hit-rate PCT    the least share of allocations, in percent, that\n"
 	    "                        must be served from the arena; implies --strict\n"
 	    "                        (default: 0)\n"
+	    "  -w, --wait-left S     once CMD has ended, how long to wait for the\n"
+	    "                        processes it left running (background jobs,\n"
+	    "                        daemons), whose statistics are part of the\n"
+	    "                        summary, in seconds, from 0 to 86400 (default %.0f)\n"
 	    "  -h, --help            this help\n"
 	    "\n"
 	    "examples:\n"
 	    "  memplan replay -p app.plan -- ./app in.txt\n"
-	    "  memplan replay -p app.plan --strict --min-hit-rate 90 --stats s.jsonl -- ./app\n");
+	    "  memplan replay -p app.plan --strict --min-hit-rate 90 --stats s.jsonl -- ./app\n",
+	    LAUNCH_WAIT_LEFT_SECONDS);
 	return 0;
 }
 
@@ -133,6 +139,8 @@ err_free:
 struct replay_options {
 	const char *plan, *stats;
 	const char *plan_name; /* plan, escaped for messages (text_safe.h) */
+	const char *command_name; /* the command's, the same */
+	double wait_left;
 	bool quiet, strict;
 	double min_hit_pct;
 	struct replay_plan_exe *exes;
@@ -265,7 +273,20 @@ static int run_reading_stats(const struct replay_options *o, char **command)
 		}
 		return status;
 	}
+	/* The processes the command leaves running (a script's job &) write
+	 * their lines as they end: waited for, as record waits for their plans. */
+	launch_adopt_left();
 	status = launch_run(command);
+	char left[256];
+	const unsigned still =
+	    launch_wait_for_left(o->wait_left, o->command_name,
+				 "its statistics are part of the summary", left, sizeof(left));
+	if (still)
+		fprintf(stderr,
+			"memplan: %s, left running by %s, %s on: %s statistics are not in this "
+			"summary\n",
+			left, o->command_name, still > 1 ? "go" : "goes",
+			still > 1 ? "their" : "its");
 	lines = replay_summary_read(path, from, &s);
 	after_appends_to_stderr(path);
 	const int copied = to_stdout ? copy_to_stdout(path) : 0;
@@ -391,17 +412,18 @@ int cmd_replay(int argc, char **argv)
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"strict", no_argument, NULL, OPT_STRICT},
 	    {"min-hit-rate", required_argument, NULL, OPT_MIN_HIT_RATE},
+	    {"wait-left", required_argument, NULL, 'w'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	struct replay_options o = {0};
+	struct replay_options o = {.wait_left = LAUNCH_WAIT_LEFT_SECONDS};
 	char why[256];
 	const void *buf;
 	size_t len;
 	int c, prefault = 0, status;
 
 	optind = 1;
-	while ((c = cli_getopt(argc, argv, "+p:s:fqh", options)) != -1) {
+	while ((c = cli_getopt(argc, argv, "+p:s:w:fqh", options)) != -1) {
 		switch (c) {
 		case 'p':
 			o.plan = optarg;
@@ -423,6 +445,10 @@ int cmd_replay(int argc, char **argv)
 				return usage("--min-hit-rate takes a percentage from 0 to 100");
 			o.strict = true;
 			break;
+		case 'w':
+			if (cli_parse_decimal(optarg, &o.wait_left) < 0 || o.wait_left > 86400)
+				return usage("--wait-left takes seconds from 0 to 86400");
+			break;
 		case 'h':
 			return usage(NULL);
 		default:
@@ -439,8 +465,9 @@ int cmd_replay(int argc, char **argv)
 	if (optind >= argc)
 		return usage("no command given");
 	o.plan_name = text_safe_dup(o.plan);
-	if (!o.plan_name)
-		o.plan_name = o.plan;
+	o.command_name = text_safe_dup(argv[optind]);
+	if (!o.plan_name || !o.command_name)
+		o.plan_name = o.plan, o.command_name = argv[optind];
 	/* memplan judges the command as a whole: no process of it must judge itself. */
 	unsetenv("MEMPLAN_STRICT");
 	unsetenv("MEMPLAN_MIN_HIT_RATE");

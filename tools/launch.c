@@ -389,3 +389,25 @@ unsigned launch_wait_left(double seconds, bool *signalled)
 	sigprocmask(SIG_SETMASK, &before, NULL);
 	return launch_left(NULL, 0);
 }
+
+unsigned launch_wait_for_left(double seconds, const char *cmd, const char *why, char *what,
+			      size_t cap)
+{
+	const double quiet =
+	    seconds < LAUNCH_WAIT_QUIET_SECONDS ? seconds : LAUNCH_WAIT_QUIET_SECONDS;
+	/* A ^C that reached memplan as the command ended asked to stop too. */
+	bool signalled = launch_signal_passed();
+
+	what[0] = '\0';
+	if (seconds <= 0 || !launch_wait_left(quiet, &signalled))
+		return 0; /* not waited for (0 s), or none left */
+	if (seconds > quiet && !signalled) {
+		launch_left(what, cap);
+		fprintf(stderr,
+			"memplan: waiting up to %g s for what %s left running (%s): %s "
+			"(^C: one more second)\n",
+			seconds, cmd, what, why);
+		launch_wait_left(seconds - quiet, &signalled);
+	}
+	return launch_left(what, cap);
+}

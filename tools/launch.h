@@ -81,3 +81,18 @@ unsigned launch_left(char *what, size_t cap);
  * second at most. Neither is passed on. Returns how many
  * are still running. */
 unsigned launch_wait_left(double seconds, bool *signalled);
+
+/* How long memplan record and replay wait, by default, for the processes the
+ * command left running (--wait-left), and how long of it they stay quiet:
+ * most background jobs end within a second (Python's resource tracker ends as
+ * the main process's pipe closes). */
+#define LAUNCH_WAIT_LEFT_SECONDS  10.0
+#define LAUNCH_WAIT_QUIET_SECONDS 1.0
+
+/* The wait of --wait-left: up to seconds for what cmd (its name, escaped) left
+ * running, saying after the quiet second for whom and why ("its allocations
+ * are part of the plan"). Returns how many are still running when it is over,
+ * described in what[] as launch_left does; 0 if seconds is 0 (no wait, and
+ * nothing to say). */
+unsigned launch_wait_for_left(double seconds, const char *cmd, const char *why, char *what,
+			      size_t cap);

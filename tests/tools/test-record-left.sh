@@ -131,4 +131,24 @@ end_sleeper "$WORK/err"
 
 status 2 "$MEMPLAN" record --wait-left -1 -o "$WORK/x.plan" -- true
 grep -q -- "--wait-left takes seconds from 0 to 86400" "$WORK/err" || fail "$(cat "$WORK/err")"
+
+# memplan replay waits as record does: the background job's statistics are in
+# the summary, and --strict judges it. (Replay summed up as the script ended:
+# "no process of the command found its program in the plan", status 1, for a
+# job served from the arena.)
+status 0 "$MEMPLAN" replay --strict -p "$WORK/waited.plan" --stats "$WORK/bg.jsonl" -- \
+  sh -c "$late & exit 0"
+grep -q "waiting up to 10 s for what sh left running (pid [0-9]*.*: its statistics are part of the summary" \
+  "$WORK/err" || fail "replay: no word of the wait: $(cat "$WORK/err")"
+grep -q '"exe":"[^"]*/dsa_replay".*"match":"exact"' "$WORK/bg.jsonl" ||
+  fail "replay: no line of the background job: $(cat "$WORK/bg.jsonl")"
+grep -q "memplan replay: 100% of [0-9,]* allocations served from the arena by [4-9] process images" \
+  "$WORK/err" || fail "replay: the background job is not in the summary: $(cat "$WORK/err")"
+start=$(date +%s)
+status 0 "$MEMPLAN" replay --wait-left 1 -p "$WORK/waited.plan" -- sh -c "sleep 60 & exit 0"
+[ $(($(date +%s) - start)) -lt 10 ] || fail "replay --wait-left 1 waited $(($(date +%s) - start)) s"
+grep -q "pid [0-9]* sleep, left running by sh, goes on: its statistics are not in this summary" \
+  "$WORK/err" || fail "replay: the sleeper is not named: $(cat "$WORK/err")"
+end_sleeper "$WORK/err"
+status 2 "$MEMPLAN" replay --wait-left x -p "$WORK/waited.plan" -- true
 echo "ok"
