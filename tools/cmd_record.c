@@ -126,7 +126,6 @@ static void note_outcome(const struct stats_line *line, void *ctx)
 	}
 }
 
-/* For a message that no plan was written: what the file at path is now. */
 /* Why the plan file at path cannot be opened now, if for want of
  * descriptors (ulimit -n, whose hard limit memplan cannot raise): EMFILE or
  * ENFILE; else 0. The command's processes may have written it all the same. */
@@ -141,6 +140,7 @@ static int out_of_descriptors(const char *path)
 	return errno == EMFILE || errno == ENFILE ? errno : 0;
 }
 
+/* For a message that no plan was written: what the file at path is now. */
 static const char *left_as_it_was(const char *path)
 {
 	return access(path, F_OK) == 0 ? "; the plan already there is left as it was" : "";
@@ -292,6 +292,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!strcmp(output, "-"))
 		return usage("a plan is binary and goes to a file, not to stdout (-o -)");
+	if (!*output)
+		return usage("-o names no file (an empty path)");
 	if (optind >= argc)
 		return usage("no command given");
 
@@ -410,6 +412,10 @@ int cmd_record(int argc, char **argv)
 			"memplan: %s: cannot open the plan to finish it: %s; the limit on open "
 			"files is too low for memplan (ulimit -n)\n",
 			output, strerror(err));
+	else if (seen.failed && access(plan, F_OK) == 0)
+		/* Each process that failed has said why, or memplan for it (a full
+		 * disk): that the plan before is whole is this recording's word. */
+		fprintf(stderr, "memplan: %s: the plan already there is left as it was\n", output);
 	else if (seen.failed || !launch_started())
 		; /* each process that failed has said why, or memplan for it, or
 		   * the command could not be run, as launch_run said */

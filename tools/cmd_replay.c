@@ -462,6 +462,8 @@ int cmd_replay(int argc, char **argv)
 			 stray ? " (did you mean -p " : "", stray ? stray : "", stray ? "?)" : "");
 		return usage(message);
 	}
+	if (!*o.plan)
+		return usage("-p names no file (an empty path)");
 	if (optind >= argc)
 		return usage("no command given");
 	o.plan_name = text_safe_dup(o.plan);

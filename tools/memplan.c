@@ -90,10 +90,18 @@ int main(int argc, char **argv)
 	launch_raise_descriptor_limit();
 	if (argc < 2)
 		return usage(stderr);
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		if (argc > 2) {
+			fprintf(stderr, "memplan: %s: unexpected argument '%s'\n", argv[1],
+				argv[2]);
+			return usage(stderr);
+		}
 		return usage(stdout);
+	}
 	if (!strcmp(argv[1], "help")) {
-		if (argc == 2)
+		/* memplan help --help: the help of help is memplan's own. */
+		if (argc == 2 ||
+		    (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))))
 			return usage(stdout);
 		if (argc > 3) {
 			fprintf(stderr,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A plan that does not fit on its file system (a 1 MiB tmpfs): one memplan line
 # says the plan could not be written, and nothing more (no 'no process wrote a
-# plan' after it); the program's output and status are unchanged, and no torn
-# plan or temporary file is left. (memplan record once followed the process's
+# plan' after it), and a plan already there is kept, as one more line says;
+# the program's output and status are unchanged, and no torn plan or
+# temporary file is left. (memplan record once followed the process's
 # own line with a wrong 'no process wrote a plan'.) Needs to mount a tmpfs
 # (root); skipped otherwise.
 . "$(dirname "$0")/lib.sh"
@@ -45,6 +46,16 @@ cp "$WORK/big.plain.out" "$WORK/raw.plain.out"; cp "$WORK/big.plain.rc" "$WORK/r
 MEMPLAN_MODE=record MEMPLAN_PLAN="$WORK/small/big.plan" LD_PRELOAD="$LIB" \
   run raw record "${prog[@]}"
 check_full raw record
+# A plan already there is kept, and memplan says so (it said only that the
+# new one could not be written).
+"$MEMPLAN" record -o "$WORK/small/big.plan" -- true >/dev/null 2>&1 || fail "cannot record true"
+cp "$WORK/small/big.plan" "$WORK/true.plan"
+run kept record "$MEMPLAN" record -o "$WORK/small/big.plan" -- "${prog[@]}"
+grep -q "memplan: .*cannot write the plan" "$WORK/kept.record.err" &&
+  grep -q "memplan: .*big.plan: the plan already there is left as it was" "$WORK/kept.record.err" ||
+  fail "over a plan already there: $(cat "$WORK/kept.record.err")"
+cmp -s "$WORK/true.plan" "$WORK/small/big.plan" || fail "the plan already there was changed"
+rm -f "$WORK/small/big.plan"
 echo "plan on a full file system: ok"
 
 # A full TMPDIR: the statistics go to /tmp, and a --strict replay passes,

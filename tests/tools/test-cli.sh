@@ -11,6 +11,12 @@ status 2 "$MEMPLAN" frobnicate
 status 2 "$MEMPLAN" record -- true
 status 2 "$MEMPLAN" record -o "$WORK/x.plan"
 status 2 "$MEMPLAN" record -o "$WORK/x.plan" --depth 0 -- true
+# An empty path is no file: a usage error, as a missing one.
+status 2 "$MEMPLAN" record -o '' -- true
+status 2 "$MEMPLAN" replay -p '' -- true
+# help of help is memplan's; --help takes nothing more.
+status 0 "$MEMPLAN" help --help
+status 2 "$MEMPLAN" --help extra
 # Seconds are plain decimal numbers, as every number memplan reads.
 for seconds in 1e1 0x10 -1 ' 2'; do
   status 2 "$MEMPLAN" record -o "$WORK/x.plan" --wait-left "$seconds" -- true
