@@ -86,6 +86,8 @@ static void change_text(char *out, size_t cap, uint64_t base, uint64_t head)
 		snprintf(out, cap, "0");
 	else if (isnan(pct))
 		snprintf(out, cap, "%+" PRId64 " (new)", change);
+	else if (fabs(pct) < 0.005) /* not "-0.00%" */
+		snprintf(out, cap, "%+" PRId64 " (%c<0.01%%)", change, change < 0 ? '-' : '+');
 	else
 		snprintf(out, cap, "%+" PRId64 " (%+.2f%%)", change, pct);
 }

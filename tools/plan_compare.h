@@ -69,8 +69,11 @@ static inline int64_t site_change_allocs(const struct site_change *s)
 	return (int64_t)(s->head_allocs - s->base_allocs);
 }
 
-/* head's change on base, in percent of base; NAN if base is 0 (a new figure). */
+/* head's change on base, in percent of base; NAN if base is 0 and head is not
+ * (a new figure); 0 if both are. */
 static inline double plan_change_percent(uint64_t base, uint64_t head)
 {
-	return base ? 100.0 * ((double)head - (double)base) / (double)base : NAN;
+	if (!base)
+		return head ? NAN : 0.0;
+	return 100.0 * ((double)head - (double)base) / (double)base;
 }

@@ -130,6 +130,23 @@ status 1 "$MEMPLAN" check "$WORK/zero1.plan" --baseline "$WORK/zero0.plan" --max
 [ "$(json_get "$WORK/out" 'd["violations"][0]["text"]')" = "$why" ] ||
   fail "check --json of growth from 0: $(cat "$WORK/out")"
 
+# A figure 0 in both is no change, not a growth of unknown size (percent null);
+# one a millionth bigger is "<0.01%", not "+0.00%".
+status 0 "$MEMPLAN" diff --json "$WORK/zero0.plan" "$WORK/zero0.plan"
+python3 -S - "$WORK/out" <<'PY' || fail "diff of 0 against 0: $(cat "$WORK/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert all(f["percent"] == 0 for f in d["total"].values()), d["total"]
+PY
+printf '#include <stdlib.h>\n#include <string.h>\nint main(void) { size_t n = 1000000 + !!getenv("GROW"); char *p = malloc(n); memset(p, 1, n); return p[n - 1] != 1; }\n' \
+  >"$WORK/zero/mega.c"
+cc "$WORK/zero/mega.c" -o "$WORK/zero/mega"
+(cd "$WORK/zero" && "$MEMPLAN" record -o "$WORK/mega0.plan" -- ./mega &&
+  GROW=1 "$MEMPLAN" record -o "$WORK/mega1.plan" -- ./mega) || fail "recording ./mega failed"
+status 0 "$MEMPLAN" diff "$WORK/mega0.plan" "$WORK/mega1.plan"
+grep -Eq '^  requested peak +1,?000,?000 +1,?000,?001  \+1 \(\+<0\.01%\)$' "$WORK/out" ||
+  fail "diff of a millionth: $(cat "$WORK/out")"
+
 # A rebuild that changes no behaviour changes nothing: code moved (every line),
 # and -O1 without inlining against -O2 (session_buffer a frame of its own).
 for v in moved o1; do
