@@ -327,9 +327,12 @@ static int show_images(const char *path, const char *name, const void *buf, uint
 		qsort(order, count, sizeof(*order), by_index);
 		printf("{\"file\":");
 		json_print_text(stdout, path);
-		printf(",\"format_version\":%u,\"record_id\":%" PRIu64 ",\"allocations\":%" PRIu64
-		       ",\"arena_bytes\":%" PRIu64 ",\"lower_bound_bytes\":%" PRIu64
-		       ",\"requested_peak_bytes\":%" PRIu64 ",\"sites\":%" PRIu64 ",\"images\":[",
+		/* The record id in hex, as the keys: a number above 2^53 is read
+		 * rounded by jq 1.6 and JavaScript, and two ids would compare equal. */
+		printf(",\"format_version\":%u,\"record_id\":\"%016" PRIx64
+		       "\",\"allocations\":%" PRIu64 ",\"arena_bytes\":%" PRIu64
+		       ",\"lower_bound_bytes\":%" PRIu64 ",\"requested_peak_bytes\":%" PRIu64
+		       ",\"sites\":%" PRIu64 ",\"images\":[",
 		       h->version, h->record_id, total.allocations, total.arena_bytes,
 		       total.lower_bound_bytes, total.requested_peak_bytes, sites);
 	} else {

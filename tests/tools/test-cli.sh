@@ -428,6 +428,10 @@ im = d["images"][0]
 for key in ("exe", "allocations", "arena_bytes", "lower_bound_bytes", "sites", "top_sites"):
     assert key in im, key
 assert im["depth"] == 3
+# 64-bit identifiers as hex strings: a number above 2^53 reads rounded in jq 1.6.
+import re
+for v in (d["record_id"], im["exe_key"], im["args_key"]):
+    assert isinstance(v, str) and re.fullmatch("[0-9a-f]{16}", v), v
 assert d["arena_bytes"] >= d["lower_bound_bytes"] > 0
 assert d["allocations"] == sum(i["allocations"] for i in d["images"])
 assert im["top_sites"] and im["top_sites"][0]["frames"]
