@@ -102,6 +102,28 @@ int launch_signal(void)
 	return last_signal;
 }
 
+int launch_end_as_command(int status)
+{
+	const int sig = last_signal;
+	struct rlimit core;
+	sigset_t one;
+
+	if (!sig || status != 128 + sig)
+		return status;
+	fflush(stdout);
+	fflush(stderr);
+	if (getrlimit(RLIMIT_CORE, &core) == 0) {
+		core.rlim_cur = 0;
+		setrlimit(RLIMIT_CORE, &core);
+	}
+	signal(sig, SIG_DFL);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+	return status;
+}
+
 /* In the parent, once the child has forked: whether it ran its program. The
  * child writes its exec's errno to report, which closes on a successful exec. */
 static bool child_ran(int report[2])
@@ -126,12 +148,18 @@ static const int passed_on[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT};
  * too late for it to act on (launch_signal_passed). */
 static volatile sig_atomic_t passed_signal;
 
-static void pass_on(int sig)
+static void pass_on(int sig, siginfo_t *info, void *context)
 {
 	int saved = errno;
 
+	(void)context;
 	passed_signal = sig;
-	if (child_pid > 0)
+	/* One from the terminal (^C, ^\, a hangup) the kernel sent to the whole
+	 * foreground process group: to the command too, if it is still in
+	 * memplan's. A second would cut its handler short (Python's
+	 * KeyboardInterrupt, raised again in its clean-up). */
+	if (child_pid > 0 &&
+	    !(info && info->si_code == SI_KERNEL && getpgid(child_pid) == getpgrp()))
 		kill(child_pid, sig);
 	errno = saved;
 }
@@ -194,7 +222,7 @@ int launch_run(char **argv)
 
 int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx)
 {
-	struct sigaction forward = {.sa_handler = pass_on, .sa_flags = SA_RESTART};
+	struct sigaction forward = {.sa_sigaction = pass_on, .sa_flags = SA_RESTART | SA_SIGINFO};
 	struct sigaction old[PASSED_ON_COUNT];
 	sigset_t block, before;
 	int status, report[2];

@@ -57,6 +57,14 @@ int launch_run_then(char **argv, void (*started)(void *ctx), void *ctx);
 bool launch_started(void);
 int launch_signal(void);
 
+/* memplan's own end, once its work after the command is done: status, or, for
+ * a command that a signal ended (status 128 + N, N launch_signal), the same
+ * signal, as memplan were not there. A shell stops its loop at a child that
+ * ^C ended, not at one that exited 130; and a parent's waitpid tells the two
+ * apart. No core is dumped of memplan: the command's is the one. Returns
+ * only if the signal does not end memplan. */
+int launch_end_as_command(int status);
+
 /* Whether launch_run passed a signal on to the command (^C, SIGTERM): one
  * that came as the command ended may have found it gone, and is the user's
  * wish all the same. */

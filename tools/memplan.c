@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	}
 	int i = find(argv[1]);
 	if (i >= 0)
-		return run((size_t)i, argc - 1, argv + 1);
+		return launch_end_as_command(run((size_t)i, argc - 1, argv + 1));
 	fprintf(stderr, "memplan: unknown command '%s'\n", argv[1]);
 	return usage(stderr);
 }

@@ -146,7 +146,8 @@ int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *fro
 			fprintf(stderr, "memplan: %s: path too long\n", user_path);
 			return -1;
 		}
-		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		const int found = stat(path, &st) == 0 ? 0 : errno;
+		if (!found && S_ISREG(st.st_mode)) {
 			if (plan_file_starts_as_plan(path)) {
 				say_about(user_path,
 					  "is a plan; statistics appended to it "
@@ -154,7 +155,7 @@ int stats_file_prepare(const char *user_path, char *path, size_t cap, off_t *fro
 				return -1;
 			}
 			*from = st.st_size;
-		} else if (errno == ENOENT && !directory_of_exists(path)) {
+		} else if (found == ENOENT && !directory_of_exists(path)) {
 			say_about(user_path, "cannot write statistics: no such directory");
 			return -1;
 		}

@@ -194,6 +194,13 @@ static void say_plan_lost(int sig)
 		  NULL);
 }
 
+/* The signal this process is ending by, once memplan's handler has taken it:
+ * it writes the plan first, and meanwhile the program's other threads run on.
+ * A child one of them forks then would not exist without memplan, and would
+ * outlive its parent, untouched by the signal already sent to the group: it
+ * ends by the same signal at once (after_fork_child). */
+static _Atomic int ending_signal;
+
 static void on_fatal_signal(int sig)
 {
 	int saved = errno;
@@ -208,6 +215,7 @@ static void on_fatal_signal(int sig)
 		errno = saved;
 		return;
 	}
+	atomic_store(&ending_signal, sig);
 	if (!guard_active())
 		fresh_stack_run(finish_from_signal, NULL); /* the program's may be small */
 	else
@@ -230,6 +238,7 @@ void guard_run_deferred(void)
 			GUARD_PENDING_SIGNAL);
 	if (!sig)
 		return;
+	atomic_store(&ending_signal, sig);
 	fresh_stack_run(finish_from_signal, NULL);
 	signal_hook_default_all();
 	raise(sig);
@@ -268,6 +277,30 @@ static void unmask_after_fork(void)
 	masked_for_fork = false;
 }
 
+/* A signal that ends the process, sent to it but not yet taken (or 0), as the
+ * forking thread finds it once it has blocked them all: one this thread did
+ * not block before, so that it takes it as soon as fork is done, and the
+ * process ends by it. The child forked now would not exist without memplan's
+ * handler (the default action ends every thread at once), nor ever see the
+ * signal: it ends by it at once (after_fork_child). One the program blocks
+ * (a daemon that reads SIGTERM from a signalfd) ends nothing. */
+static __thread int fork_ending_by __attribute__((tls_model("initial-exec")));
+
+static int fatal_signal_pending(uint64_t open)
+{
+	uint64_t pending;
+
+	if (real_libc()->syscall(SYS_rt_sigpending, (long)&pending, sizeof(pending), 0, 0, 0, 0) <
+	    0)
+		return 0;
+	for (pending &= open; pending; pending &= pending - 1) {
+		const int sig = __builtin_ctzll(pending) + 1;
+		if (signal_hook_is_hooked(sig))
+			return sig;
+	}
+	return 0;
+}
+
 static void before_fork(void)
 {
 	const uint64_t wait = ~(SIGNAL_BIT(SIGSEGV) | SIGNAL_BIT(SIGBUS) | SIGNAL_BIT(SIGFPE) |
@@ -275,6 +308,7 @@ static void before_fork(void)
 
 	masked_for_fork =
 	    !preload_is_sealed() && mask_for_fork(SIG_BLOCK, &wait, &mask_before_fork);
+	fork_ending_by = masked_for_fork ? fatal_signal_pending(~mask_before_fork) : 0;
 	guard_enter();
 	record_before_fork();
 	forks_made++;
@@ -284,6 +318,7 @@ static void after_fork_parent(void)
 {
 	record_after_fork_parent();
 	guard_leave();
+	fork_ending_by = 0;
 	unmask_after_fork();
 }
 
@@ -301,7 +336,23 @@ static void after_fork_child(void)
 	int cancel_state;
 	bool own;
 
+	const int ending = fork_ending_by ? fork_ending_by : atomic_load(&ending_signal);
+	if (ending) {
+		struct sigaction dfl = {.sa_handler = SIG_DFL};
+		const uint64_t one = SIGNAL_BIT(ending);
+		real_libc()->sigaction(ending, &dfl, NULL);
+		raise(ending);
+		mask_for_fork(SIG_UNBLOCK, &one, NULL);
+	}
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+	/* The child's own end is its own to finish: its parent's may be under way
+	 * (exit on another thread), and would keep it waiting. Not in a sealed
+	 * process, whose finish came at the seal and is the child's too: it
+	 * makes system calls a sandbox forbids. */
+	if (!preload_is_sealed()) {
+		atomic_flag_clear(&finish_started);
+		atomic_store(&finish_done, false);
+	}
 	/* The parent's signals, deferred or held, are the parent's to act on. */
 	const uint64_t dropped = program_handlers_after_fork_child();
 	if (masked_for_fork)

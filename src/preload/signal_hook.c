@@ -43,6 +43,11 @@ static bool is_hooked(int sig)
 	return sig > 0 && sig < NSIG && atomic_load_explicit(&hooked[sig], memory_order_relaxed);
 }
 
+bool signal_hook_is_hooked(int sig)
+{
+	return is_hooked(sig);
+}
+
 /* The default disposition, as memplan's hook stands in for it. */
 static bool is_default(const struct sigaction *act)
 {

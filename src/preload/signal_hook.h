@@ -14,6 +14,8 @@
  * reported as the program set it. */
 #pragma once
 
+#include <stdbool.h>
+
 /* Installs handler for every such signal that is at its default. While it runs
  * on a thread, all of those signals wait on that thread: a signal sent to a
  * process group reaches the program twice when memplan's CLI passes it on
@@ -21,6 +23,10 @@
  * thread, the handler waits for the writer: init.c). Call once, at start-up,
  * before the program runs. */
 void signal_hook_install(void (*handler)(int));
+
+/* Whether memplan's hook stands in for sig's default action, which ends the
+ * process. Async-signal-safe. */
+bool signal_hook_is_hooked(int sig);
 
 /* Sets every hooked signal to its default action, for ending the process once
  * the plan is written: whichever of them is then delivered ends it.

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "file_io.h"
-#include "plan_file.h"
 #include "own_writes.h"
+#include "plan_file.h"
 #include "quiet_fd.h"
 
 static bool may_create = true;
@@ -41,9 +41,10 @@ int stats_file_check(const char *path, bool create)
 	if (fd < 0)
 		return fd;
 	const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-	/* Only a file with something in it may be a plan: the empty file of a
-	 * memplan command costs no read. */
-	if (regular && st.st_size > 0 && plan_file_starts_as_plan(path)) {
+	/* Only a file with something in it may be a plan, and not the one a
+	 * memplan command made for itself (not to be created again): each
+	 * process of a shell loop would read it. */
+	if (regular && create && st.st_size > 0 && plan_file_starts_as_plan(path)) {
 		close(fd);
 		return STATS_FILE_IS_PLAN;
 	}

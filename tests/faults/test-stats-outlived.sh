@@ -29,17 +29,18 @@ until_group_ends() {
   ! grep -q 'memplan:' "$WORK/err" || fail "$*: memplan said $(head -c 300 "$WORK/err")"
 }
 
-# memplan record waits for what its command left running: not here, where the
-# job waits for memplan to end (test-record-left.sh tests the wait).
+# memplan record and replay wait for what their command left running: not
+# here, where the job waits for memplan to end (test-record-left.sh tests the
+# wait).
 until_group_ends "$MEMPLAN" record --wait-left 0 -o "$WORK/late.plan" -- sh -c "$late"
 [ -z "$(ls -A "$TMPDIR")" ] || fail "record left files behind: $(ls -A "$TMPDIR")"
 grep -q '"exe":"[^"]*/cat"' <("$MEMPLAN" show --json "$WORK/late.plan") ||
   fail "the late process's image is not in the plan"
 
-until_group_ends "$MEMPLAN" replay -q -p "$WORK/late.plan" -- sh -c "$late"
+until_group_ends "$MEMPLAN" replay -q --wait-left 0 -p "$WORK/late.plan" -- sh -c "$late"
 [ -z "$(ls -A "$TMPDIR")" ] || fail "replay left files behind: $(ls -A "$TMPDIR")"
 
-until_group_ends "$MEMPLAN" replay -q -p "$WORK/late.plan" --stats "$WORK/user.stats" -- \
+until_group_ends "$MEMPLAN" replay -q --wait-left 0 -p "$WORK/late.plan" --stats "$WORK/user.stats" -- \
   sh -c "$late"
 grep -q '"exe":"[^"]*/cat"' "$WORK/user.stats" ||
   fail "no line from the late process in the user's statistics: $(cat "$WORK/user.stats")"
