@@ -111,7 +111,8 @@ echo "memplan ends by the signal that ended its command"
 
 # ^C at a terminal reaches the whole foreground process group, the command
 # included: memplan does not pass it on a second time. (A second SIGINT cut
-# short the command's clean-up after KeyboardInterrupt, 2 to 4 runs in 10.)
+# short the command's clean-up after KeyboardInterrupt: 9 runs in 10 under
+# replay.)
 cat >"$WORK/clean.py" <<'PY'
 import sys, time
 try:
