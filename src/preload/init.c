@@ -303,9 +303,11 @@ static int fatal_signal_pending(uint64_t open)
 
 static void before_fork(void)
 {
-	const uint64_t wait = ~(SIGNAL_BIT(SIGSEGV) | SIGNAL_BIT(SIGBUS) | SIGNAL_BIT(SIGFPE) |
-				SIGNAL_BIT(SIGILL) | SIGNAL_BIT(SIGTRAP) | SIGNAL_BIT(SIGSYS));
+	uint64_t wait = ~UINT64_C(0);
 
+	for (int sig = 1; sig <= 64; sig++)
+		if (is_synchronous(sig))
+			wait &= ~SIGNAL_BIT(sig);
 	masked_for_fork =
 	    !preload_is_sealed() && mask_for_fork(SIG_BLOCK, &wait, &mask_before_fork);
 	fork_ending_by = masked_for_fork ? fatal_signal_pending(~mask_before_fork) : 0;
